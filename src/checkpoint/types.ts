@@ -1,0 +1,39 @@
+/**
+ * Cursors are whatever a source uses to say "where I am": a Kafka offset map, an SSE event id,
+ * a composite (watermark, tie-breaker) key. They may hold bigint, Date and decimal strings,
+ * which is why stores serialise them with `encodeCursor` (typed JSON) rather than JSON.stringify.
+ */
+export type Cursor = unknown;
+
+export interface Counts {
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+}
+
+export interface CheckpointRecord {
+  key: string;
+  cursor: Cursor;
+  /** Monotonic across runs: 1 for the first committed batch. */
+  batchId: number;
+  committedAt: Date;
+  /** Counts of the batch this commit closed. */
+  batch: Counts;
+  /** Running totals since the stream began. */
+  totals: Counts;
+  /** Who committed it (a sink run id or a Temporal workflow id), to tell a retry from a rival. */
+  writerId: string;
+}
+
+export type CommitOutcome = "committed" | "already-committed";
+
+export interface CheckpointStore {
+  load(key: string): Promise<CheckpointRecord | undefined>;
+  /**
+   * Compare-and-set: succeeds when the stored batchId is `record.batchId - 1` (or nothing is
+   * stored and `record.batchId === 1`). A repeat of the exact same commit by the same writer
+   * (a retried activity) returns "already-committed". Anything else throws CheckpointConflictError.
+   */
+  commit(record: CheckpointRecord): Promise<CommitOutcome>;
+  close(): Promise<void>;
+}

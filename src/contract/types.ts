@@ -1,0 +1,131 @@
+/**
+ * The normalised contract: what `loadContract` returns and what every other layer reads.
+ * YAML spellings (snake_case keys, shorthand rules, type aliases) are resolved here once,
+ * so engines, writers, the sink and lint never re-interpret raw YAML.
+ */
+
+/** Canonical field types. YAML aliases (int, long, float, str, datetime, …) map onto these. */
+export type FieldType =
+  | "string"
+  | "integer" // 64-bit signed
+  | "double"
+  | "decimal"
+  | "boolean"
+  | "date"
+  | "timestamp"
+  | "json"; // nested value (object / array), kept as JSON
+
+export type Severity = "error" | "warning" | "info";
+
+export interface FieldSpec {
+  name: string;
+  type: FieldType;
+  /** The type as written in the contract, e.g. `long` or `decimal(12,2)`. */
+  declaredType: string;
+  /** Only for `decimal`. Defaults 38 / 9. */
+  precision?: number;
+  scale?: number;
+  required: boolean;
+  nullable: boolean;
+  pii: boolean;
+  description?: string;
+  /** Other input keys that fill this field when its own name is absent. */
+  aliases: string[];
+  /** Where the field was declared (for messages). */
+  loc?: SourceLoc;
+}
+
+export interface SourceLoc {
+  file?: string;
+  line: number;
+  column: number;
+  /** Key path, e.g. `quality.row_rules[2].regex_match.pattern`. */
+  path: string;
+}
+
+interface RuleBase {
+  /** Stable id: the rule's `name`, or a derived one such as `not_null:order_id`. */
+  id: string;
+  severity: Severity;
+  description?: string;
+  category?: string;
+  loc?: SourceLoc;
+}
+
+export type RowRule =
+  | (RuleBase & { kind: "sql"; sql: string })
+  | (RuleBase & { kind: "not_null"; field: string })
+  | (RuleBase & { kind: "accepted_values"; field: string; values: Array<string | number | boolean> })
+  | (RuleBase & { kind: "regex_match"; field: string; pattern: string })
+  | (RuleBase & { kind: "range"; field: string; min?: number; max?: number; inclusive: boolean });
+
+export type DatasetRule =
+  | (RuleBase & { kind: "unique"; fields: string[] })
+  | (RuleBase & { kind: "null_ratio"; field: string; max: number })
+  | (RuleBase & { kind: "row_count_between"; min?: number; max?: number });
+
+export type Strategy = "append" | "merge" | "overwrite" | "scd2";
+export type LakeFormat = "duckdb" | "parquet";
+export type UnknownFieldsPolicy = "allow" | "drop" | "quarantine";
+export type Trigger = "available_now" | "continuous" | "micro_batch" | "processing_time" | "once" | string;
+
+export interface Materialization {
+  /** Absent in YAML counts as `append` (and lint says so). */
+  strategy: Strategy;
+  strategyDeclared: boolean;
+  format: LakeFormat;
+  /** Directory holding the lake (duckdb file or parquet dataset directories). */
+  targetPath?: string;
+  /** Table name inside the target; defaults to the dataset name. */
+  table: string;
+  partitionBy: string[];
+}
+
+export interface QuarantineSpec {
+  enabled: boolean;
+  /** Table (duckdb) or directory (parquet); defaults to `<table>_quarantine`. */
+  target: string;
+  format: LakeFormat;
+  includeErrorReason: boolean;
+}
+
+export interface SchemaPolicy {
+  evolution: string;
+  unknownFields: UnknownFieldsPolicy;
+}
+
+export interface Contract {
+  version?: string;
+  info: {
+    title?: string;
+    owner?: string;
+    domain?: string;
+    system?: string;
+    targetLayer?: string;
+    [key: string]: unknown;
+  };
+  /** Dataset name; the default table name and the default checkpoint key (`stream::<dataset>`). */
+  dataset: string;
+  primaryKey: string[];
+  fields: FieldSpec[];
+  rowRules: RowRule[];
+  datasetRules: DatasetRule[];
+  materialization: Materialization;
+  quarantine: QuarantineSpec;
+  schemaPolicy: SchemaPolicy;
+  /** Kept as written: connectors validate their own options against their config spec. */
+  source?: { type: string; [key: string]: unknown };
+  trigger?: Trigger;
+  serviceLevels?: { freshness?: string; [key: string]: unknown };
+  /** File the contract came from, when it came from a file. */
+  file?: string;
+  /** Non-fatal findings from loading (unknown keys, …). */
+  warnings: ContractWarning[];
+  /** The raw parsed document, for tools (lint) that need to look at what was written. */
+  raw: Record<string, unknown>;
+}
+
+export interface ContractWarning {
+  message: string;
+  loc?: SourceLoc;
+}

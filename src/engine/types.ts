@@ -1,0 +1,53 @@
+import type { Contract, Severity } from "../contract/types.js";
+
+/** A validated row: contract fields only (plus unknown fields under `allow`), values coerced. */
+export type Row = Record<string, unknown>;
+
+export interface RuleFailure {
+  /** Rule id (`RowRule.id`), or a built-in id: `type:<field>` (coercion), `schema:unknown_fields`, `record:not_object`. */
+  ruleId: string;
+  message: string;
+}
+
+export interface BadRow {
+  /** Index of the record in the input array (arrival order). */
+  index: number;
+  /** The record exactly as it was given to `validate`. */
+  record: unknown;
+  errors: RuleFailure[];
+}
+
+export interface RuleCount {
+  ruleId: string;
+  severity: Severity;
+  /** Rows that failed the rule. For warning/info rules the rows still count as good. */
+  failed: number;
+}
+
+export interface DatasetRuleResult {
+  ruleId: string;
+  kind: string;
+  severity: Severity;
+  passed: boolean;
+  /** The measured value (duplicate count, null ratio, row count). */
+  observed: number;
+  message: string;
+}
+
+export interface ValidationResult {
+  /** Good rows in arrival order, values canonical (see docs/contracts.md "Canonical values"). */
+  good: Row[];
+  bad: BadRow[];
+  /** Per-rule failure counts, including warning/info rules that do not quarantine. */
+  ruleCounts: RuleCount[];
+  /** Dataset rules evaluated over this batch's good rows. They report; they never quarantine. */
+  datasetRules: DatasetRuleResult[];
+}
+
+export type EngineName = "duckdb" | "polars";
+
+export interface Engine {
+  readonly name: EngineName;
+  validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult>;
+  close(): Promise<void>;
+}
