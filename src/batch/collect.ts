@@ -1,0 +1,174 @@
+import type { Cursor } from "../checkpoint/types.js";
+import type { SourceRecord } from "../sources/types.js";
+
+export interface BatchLimits {
+  maxRecords: number;
+  maxBytes: number;
+  /** Time from the batch's first record until it is cut, whatever else arrives. */
+  maxWaitMs: number;
+}
+
+export interface CollectedBatch {
+  records: SourceRecord[];
+  bytes: number;
+  /** Cursor just after the last record of this batch (undefined when the batch is empty). */
+  cursor: Cursor | undefined;
+  /** The source has no more records (end snapshot reached, or a finite source drained). */
+  exhausted: boolean;
+  /** Why the batch was cut. */
+  cut: "records" | "bytes" | "time" | "end" | "stop";
+}
+
+const TIMEOUT = Symbol("timeout");
+const STOPPED = Symbol("stopped");
+
+/**
+ * Cuts an async stream of records into batches by count, bytes and a real timer.
+ *
+ * A `next()` that is still pending when a batch is cut by time is kept and reused by the next
+ * batch, so no record is lost between batches. Because the source may already be fetching that
+ * record, its cursor can run ahead of what was yielded; hence the cursor is sampled right after
+ * each record arrives (`cursorNow`), never at cut time.
+ */
+export class BatchCollector {
+  private pending: Promise<IteratorResult<SourceRecord>> | undefined;
+  private exhausted = false;
+
+  constructor(
+    private readonly iterator: AsyncIterator<SourceRecord>,
+    private readonly cursorNow: () => Cursor | undefined,
+  ) {}
+
+  get isExhausted(): boolean {
+    return this.exhausted;
+  }
+
+  async next(limits: BatchLimits, stop: AbortSignal): Promise<CollectedBatch> {
+    const records: SourceRecord[] = [];
+    let bytes = 0;
+    let cursor: Cursor | undefined;
+    let cut: CollectedBatch["cut"] = "records";
+    let timer: NodeJS.Timeout | undefined;
+    let timeout: Promise<typeof TIMEOUT> | undefined;
+    const stopped = abortPromise(stop);
+
+    try {
+      while (true) {
+        if (records.length >= limits.maxRecords) {
+          cut = "records";
+          break;
+        }
+        if (bytes >= limits.maxBytes) {
+          cut = "bytes";
+          break;
+        }
+        if (this.exhausted) {
+          cut = "end";
+          break;
+        }
+        if (stop.aborted) {
+          cut = "stop";
+          break;
+        }
+        this.pending ??= this.iterator.next();
+        const contenders: Array<Promise<IteratorResult<SourceRecord> | typeof TIMEOUT | typeof STOPPED>> = [
+          this.pending,
+          stopped.promise,
+        ];
+        if (timeout) contenders.push(timeout);
+        const result = await Promise.race(contenders);
+        if (result === TIMEOUT) {
+          cut = "time";
+          break;
+        }
+        if (result === STOPPED) {
+          cut = "stop";
+          break;
+        }
+        this.pending = undefined;
+        if (result.done) {
+          this.exhausted = true;
+          // The source has finished, so nothing runs ahead of us: its cursor now is final.
+          cursor = this.cursorNow();
+          cut = "end";
+          break;
+        }
+        records.push(result.value);
+        bytes += recordBytes(result.value);
+        cursor = this.cursorNow();
+        if (!timeout) {
+          timeout = new Promise((resolve) => {
+            timer = setTimeout(() => resolve(TIMEOUT), limits.maxWaitMs);
+          });
+        }
+      }
+    } finally {
+      if (timer) clearTimeout(timer);
+      stopped.dispose();
+    }
+    return { records, bytes, cursor, exhausted: this.exhausted, cut };
+  }
+
+  /** Release the iterator without waiting forever on a pending read. */
+  async close(graceMs = 1000): Promise<void> {
+    const ret = this.iterator.return?.();
+    if (!ret) return;
+    await Promise.race([ret.catch(() => undefined), delay(graceMs)]);
+  }
+}
+
+function abortPromise(signal: AbortSignal): { promise: Promise<typeof STOPPED>; dispose(): void } {
+  let onAbort: (() => void) | undefined;
+  const promise = new Promise<typeof STOPPED>((resolve) => {
+    if (signal.aborted) return resolve(STOPPED);
+    onAbort = () => resolve(STOPPED);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return {
+    promise,
+    dispose: () => {
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Size used for byte-based cuts: the raw payload when there is one, else a cheap estimate. */
+export function recordBytes(record: SourceRecord): number {
+  if (record.bytes !== undefined) return record.bytes;
+  if (typeof record.raw === "string") return record.raw.length;
+  if (record.raw instanceof Uint8Array) return record.raw.byteLength;
+  return estimateBytes(record.value, 0);
+}
+
+function estimateBytes(value: unknown, depth: number): number {
+  switch (typeof value) {
+    case "string":
+      return value.length + 2;
+    case "number":
+    case "bigint":
+      return 8;
+    case "boolean":
+      return 4;
+    case "object": {
+      if (value === null) return 4;
+      if (depth > 4) return 64;
+      let n = 2;
+      if (Array.isArray(value)) {
+        for (const v of value) n += estimateBytes(v, depth + 1) + 1;
+      } else if (value instanceof Date) {
+        n = 24;
+      } else {
+        for (const k in value as Record<string, unknown>) {
+          n += k.length + 4 + estimateBytes((value as Record<string, unknown>)[k], depth + 1);
+        }
+      }
+      return n;
+    }
+    default:
+      return 0;
+  }
+}

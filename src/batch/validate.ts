@@ -1,0 +1,57 @@
+import type { Contract } from "../contract/types.js";
+import type { DatasetRuleResult, Engine, Row, RuleCount } from "../engine/types.js";
+import type { QuarantineRow } from "../lake/types.js";
+import type { SourceRecord } from "../sources/types.js";
+
+export interface ValidatedBatch {
+  sourceCount: number;
+  good: Row[];
+  bad: QuarantineRow[];
+  ruleCounts: RuleCount[];
+  datasetRules: DatasetRuleResult[];
+}
+
+/** Rule id given to records the source could not decode. */
+export const DECODE_RULE_ID = "decode";
+
+/**
+ * Decode failures become bad rows straight away (I6); everything else goes through the engine
+ * in one columnar call. Bad rows keep the raw payload and source position for quarantine.
+ */
+export async function validateRecords(
+  engine: Engine,
+  contract: Contract,
+  records: readonly SourceRecord[],
+): Promise<ValidatedBatch> {
+  const values: unknown[] = [];
+  const origin: SourceRecord[] = [];
+  const bad: QuarantineRow[] = [];
+  for (const r of records) {
+    if (r.decodeError !== undefined) {
+      bad.push({
+        record: r.value,
+        raw: r.raw,
+        errors: [{ ruleId: DECODE_RULE_ID, message: r.decodeError }],
+        position: r.position,
+      });
+    } else {
+      values.push(r.value);
+      origin.push(r);
+    }
+  }
+  if (values.length === 0) {
+    return { sourceCount: records.length, good: [], bad, ruleCounts: [], datasetRules: [] };
+  }
+  const result = await engine.validate(values, contract);
+  for (const b of result.bad) {
+    const src = origin[b.index];
+    bad.push({ record: b.record, raw: src?.raw, errors: b.errors, position: src?.position });
+  }
+  return {
+    sourceCount: records.length,
+    good: result.good,
+    bad,
+    ruleCounts: result.ruleCounts,
+    datasetRules: result.datasetRules,
+  };
+}

@@ -1,0 +1,369 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { BatchCollector } from "../batch/collect.js";
+import { positionOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
+import { validateRecords } from "../batch/validate.js";
+import { encodeCursor } from "../checkpoint/codec.js";
+import type { CheckpointStore, Counts, Cursor } from "../checkpoint/types.js";
+import { loadContract } from "../contract/index.js";
+import type { Contract } from "../contract/types.js";
+import { createEngine } from "../engine/index.js";
+import type { DatasetRuleResult, Engine, EngineName, RuleCount } from "../engine/types.js";
+import { ConfigError, LakeLogicError } from "../errors.js";
+import type { LakeWriter } from "../lake/types.js";
+import { toSource, type SourceInput } from "../sources/index.js";
+import type { AckSource, CursorSource, RunMode, SourceLag, SourceRecord } from "../sources/types.js";
+import { openCheckpoint, type CheckpointOption } from "./checkpoint-option.js";
+import { openLakeFor } from "./lake-option.js";
+
+export const RUN_MODES: readonly RunMode[] = ["available_now", "continuous"];
+
+export interface StreamSinkOptions {
+  /** `duckdb` (default), `polars`, or an engine instance you own. */
+  engine?: EngineName | Engine;
+  /**
+   * Where the cursor lives: a CheckpointStore, `"target"` (the lake's DuckDB file, committed in
+   * the same transaction as the rows), `"memory"`, or a SQLite file path.
+   * Default: `<targetPath>/_lakelogic/checkpoints.sqlite`.
+   */
+  checkpoint?: CheckpointOption;
+  /** Default `stream::<dataset>`. */
+  checkpointKey?: string;
+  /** Records per batch. Default 1000. */
+  batchSize?: number;
+  /** Bytes per batch (raw payload, or an estimate). Default 16 MiB. */
+  maxBatchBytes?: number;
+  /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
+  maxWaitMs?: number;
+  /** Lake directory; overrides `materialization.target_path`. Default `./lake`. */
+  targetPath?: string;
+  /** Abort to stop gracefully: the in-flight batch finishes and commits. */
+  signal?: AbortSignal;
+  /** Called after every committed batch. Per-batch details go here, never into the summary. */
+  onBatch?: (report: BatchReport) => void | Promise<void>;
+  /** Stop gracefully on SIGTERM / SIGINT during `continuous` runs. Default true. */
+  handleSignals?: boolean;
+  /** Identifies this writer in checkpoint records. Default `sink:<host>:<pid>:<random>`. */
+  writerId?: string;
+  /** @internal test hooks (crash tests pause between write and commit). */
+  hooks?: CommitHooks;
+}
+
+export interface RunOptions {
+  /** Stop after this many committed batches. */
+  maxBatches?: number;
+}
+
+export interface BatchReport {
+  batchId: number;
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+  /** Quarantine rows that were already there (a replayed batch). */
+  badAlreadyPresent: number;
+  cursor: Cursor;
+  cut: "records" | "bytes" | "time" | "end" | "stop";
+  ruleCounts: RuleCount[];
+  datasetRules: DatasetRuleResult[];
+  totals: Counts;
+  lag?: SourceLag;
+  /** The end snapshot of an available_now run, when the source has one. */
+  endCursor?: Cursor;
+  durationMs: number;
+}
+
+export type StopReason = "end" | "signal" | "max-batches";
+
+export interface StreamRunSummary extends Counts {
+  batches: number;
+  cursor: Cursor;
+  resumedFrom: Cursor;
+  startedAt: Date;
+  finishedAt: Date;
+  stoppedBy: StopReason;
+  checkpointKey: string;
+  /** Totals since the stream began (across runs). */
+  totals: Counts;
+}
+
+/** A run failed; `summary` says what was committed before it did. */
+export class StreamRunError extends LakeLogicError {
+  constructor(
+    readonly summary: StreamRunSummary,
+    cause: unknown,
+  ) {
+    super(
+      "STREAM_RUN_FAILED",
+      `stream "${summary.checkpointKey}" failed after ${summary.batches} committed batches ` +
+        `(cursor ${JSON.stringify(summary.cursor ?? null)}): ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+}
+
+const DEFAULTS = { batchSize: 1000, maxBatchBytes: 16 * 1024 * 1024, maxWaitMs: 1000 };
+
+/**
+ * The in-process runtime: fetch → validate → write → commit, in a loop, with the cursor
+ * committed only after the batch's rows are durable. See docs/streamsink.md.
+ */
+export class StreamSink {
+  private readonly batchSize: number;
+  private readonly maxBatchBytes: number;
+  private readonly maxWaitMs: number;
+
+  constructor(
+    private readonly contractInput: string | Contract | Record<string, unknown>,
+    private readonly sourceInput: SourceInput,
+    private readonly options: StreamSinkOptions = {},
+  ) {
+    this.batchSize = positiveInt("batchSize", options.batchSize ?? DEFAULTS.batchSize);
+    this.maxBatchBytes = positiveInt("maxBatchBytes", options.maxBatchBytes ?? DEFAULTS.maxBatchBytes);
+    this.maxWaitMs = positiveInt("maxWaitMs", options.maxWaitMs ?? DEFAULTS.maxWaitMs);
+    if (sourceInput === undefined || sourceInput === null) {
+      throw new ConfigError("source", "expected a source, a connector with stream(), or an iterable; got nothing");
+    }
+  }
+
+  async run(mode: RunMode, runOptions: RunOptions = {}): Promise<StreamRunSummary> {
+    if (!RUN_MODES.includes(mode)) {
+      throw new ConfigError("mode", `expected one of ${RUN_MODES.join(", ")}; got ${JSON.stringify(mode)}`);
+    }
+    if (runOptions.maxBatches !== undefined) positiveInt("maxBatches", runOptions.maxBatches);
+
+    const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
+    const source = toSource(this.sourceInput);
+    const key = this.options.checkpointKey ?? `stream::${contract.dataset}`;
+    const writerId = this.options.writerId ?? `sink:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+    const stop = new AbortController();
+    const detach = this.attachStopSignals(mode, stop);
+    const resources: Array<() => Promise<void>> = [];
+    const startedAt = new Date();
+    let position: StreamPosition | undefined;
+    let resumedFrom: Cursor = null;
+    let batches = 0;
+    const run: Counts = { sourceCount: 0, goodCount: 0, badCount: 0 };
+    let stoppedBy: StopReason = "end";
+
+    const summary = (): StreamRunSummary => ({
+      batches,
+      ...run,
+      cursor: position?.cursor ?? null,
+      resumedFrom,
+      startedAt,
+      finishedAt: new Date(),
+      stoppedBy,
+      checkpointKey: key,
+      totals: position?.totals ?? { sourceCount: 0, goodCount: 0, badCount: 0 },
+    });
+
+    try {
+      const engine = await this.openEngine(resources);
+      const lake = await openLakeFor(contract, this.options.targetPath);
+      resources.push(() => lake.close());
+      const { store, inTarget } = await openCheckpoint(this.options.checkpoint, lake, contract, this.options.targetPath);
+      if (!inTarget) resources.push(() => store.close());
+      if (source.close) resources.push(() => source.close!());
+
+      position = positionOf(await store.load(key));
+      resumedFrom = position.cursor ?? null;
+      const target = { lake, store, storeInTarget: inTarget, key, writerId };
+
+      const loop: LoopContext = {
+        contract,
+        engine,
+        lake,
+        store,
+        mode,
+        stop: stop.signal,
+        maxBatches: runOptions.maxBatches,
+        committedCursor: () => position?.cursor ?? null,
+        onCommitted: async (report) => {
+          batches++;
+          run.sourceCount += report.sourceCount;
+          run.goodCount += report.goodCount;
+          run.badCount += report.badCount;
+          await this.options.onBatch?.(report);
+        },
+        commit: async (cursor, records, cut, endCursor) => {
+          const started = Date.now();
+          const validated = await validateRecords(engine, contract, records);
+          const committed = await writeAndCommit(target, position!, cursor, validated, this.options.hooks);
+          position = committed.position;
+          return {
+            batchId: committed.record.batchId,
+            sourceCount: validated.sourceCount,
+            goodCount: validated.good.length,
+            badCount: validated.bad.length,
+            badAlreadyPresent: committed.write.badAlreadyPresent,
+            cursor: committed.record.cursor,
+            cut,
+            ruleCounts: validated.ruleCounts,
+            datasetRules: validated.datasetRules,
+            totals: committed.record.totals,
+            lag: await source.lag?.().catch(() => undefined),
+            endCursor,
+            durationMs: Date.now() - started,
+          };
+        },
+      };
+
+      stoppedBy =
+        source.kind === "cursor"
+          ? await this.runCursorSource(source, position.cursor, loop)
+          : await this.runAckSource(source, loop);
+      return summary();
+    } catch (err) {
+      throw new StreamRunError(summary(), err);
+    } finally {
+      detach();
+      for (const close of resources.reverse()) await close().catch(() => undefined);
+    }
+  }
+
+  private async runCursorSource(source: CursorSource, cursor: Cursor | undefined, loop: LoopContext): Promise<StopReason> {
+    await source.seek(cursor ?? undefined);
+    // I7: the drain's end is fixed before the first read; later records wait for the next run.
+    const endCursor = loop.mode === "available_now" ? await source.endCursor?.() : undefined;
+    const collector = new BatchCollector(
+      source.read({ mode: loop.mode, signal: loop.stop })[Symbol.asyncIterator](),
+      () => source.currentCursor(),
+    );
+    try {
+      let batches = 0;
+      while (true) {
+        const batch = await collector.next(this.limits(), loop.stop);
+        // An empty batch is committed only when it moves the cursor: the end of an iterable marks
+        // it `exhausted`, which tells the next run that this one finished.
+        const moves =
+          batch.records.length > 0 ||
+          (batch.cursor !== undefined && encodeCursor(batch.cursor) !== encodeCursor(loop.committedCursor()));
+        if (moves) {
+          const report = await loop.commit(batch.cursor, batch.records, batch.cut, endCursor);
+          await source.committed?.(report.cursor);
+          await loop.onCommitted(report);
+          batches++;
+        }
+        if (batch.exhausted) return "end";
+        if (loop.stop.aborted) return "signal";
+        if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return "max-batches";
+      }
+    } finally {
+      await collector.close();
+    }
+  }
+
+  private async runAckSource(source: AckSource, loop: LoopContext): Promise<StopReason> {
+    let batches = 0;
+    while (!loop.stop.aborted) {
+      const records = await this.receiveBatch(source, loop.stop);
+      if (records.length === 0) {
+        // An empty receive after a full wait means the queue is drained (as far as it can tell).
+        if (loop.mode === "available_now") return "end";
+        continue;
+      }
+      const tokens = records.map((r) => r.ackToken);
+      const keepAlive = source.extend ? setInterval(() => void source.extend!(tokens).catch(() => undefined), 10_000) : undefined;
+      let report: BatchReport;
+      try {
+        report = await loop.commit(null, records, records.length >= this.batchSize ? "records" : "time", undefined);
+      } catch (err) {
+        // Give the messages back at once rather than waiting out their leases.
+        await source.nack?.(tokens).catch(() => undefined);
+        throw err;
+      } finally {
+        if (keepAlive) clearInterval(keepAlive);
+      }
+      // I8: acknowledge only after the commit.
+      await source.ack(tokens);
+      await loop.onCommitted(report);
+      batches++;
+      if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return "max-batches";
+    }
+    return "signal";
+  }
+
+  private async receiveBatch(source: AckSource, stop: AbortSignal): Promise<Awaited<ReturnType<AckSource["receive"]>>> {
+    const out: Awaited<ReturnType<AckSource["receive"]>> = [];
+    const deadline = Date.now() + this.maxWaitMs;
+    let bytes = 0;
+    while (out.length < this.batchSize && bytes < this.maxBatchBytes && !stop.aborted) {
+      const waitMs = Math.max(0, deadline - Date.now());
+      const got = await source.receive(this.batchSize - out.length, waitMs, stop);
+      for (const r of got) {
+        out.push(r);
+        bytes += typeof r.raw === "string" ? r.raw.length : r.raw?.byteLength ?? 0;
+      }
+      if (got.length === 0 || Date.now() >= deadline) break;
+    }
+    return out;
+  }
+
+  private limits() {
+    return { maxRecords: this.batchSize, maxBytes: this.maxBatchBytes, maxWaitMs: this.maxWaitMs };
+  }
+
+  private async openEngine(resources: Array<() => Promise<void>>): Promise<Engine> {
+    const e = this.options.engine ?? "duckdb";
+    if (typeof e !== "string") return e;
+    const engine = await createEngine(e);
+    resources.push(() => engine.close());
+    return engine;
+  }
+
+  /** In continuous mode, SIGTERM/SIGINT (and the caller's signal) stop after the in-flight batch. */
+  private attachStopSignals(mode: RunMode, stop: AbortController): () => void {
+    const onStop = () => stop.abort();
+    const external = this.options.signal;
+    if (external?.aborted) stop.abort();
+    external?.addEventListener("abort", onStop, { once: true });
+    const handle = mode === "continuous" && (this.options.handleSignals ?? true);
+    if (handle) {
+      process.once("SIGTERM", onStop);
+      process.once("SIGINT", onStop);
+    }
+    return () => {
+      external?.removeEventListener("abort", onStop);
+      if (handle) {
+        process.removeListener("SIGTERM", onStop);
+        process.removeListener("SIGINT", onStop);
+      }
+    };
+  }
+}
+
+interface LoopContext {
+  contract: Contract;
+  engine: Engine;
+  lake: LakeWriter;
+  store: CheckpointStore;
+  mode: RunMode;
+  stop: AbortSignal;
+  maxBatches: number | undefined;
+  committedCursor(): Cursor;
+  commit(
+    cursor: Cursor | undefined,
+    records: SourceRecord[],
+    cut: BatchReport["cut"],
+    endCursor: Cursor | undefined,
+  ): Promise<BatchReport>;
+  onCommitted(report: BatchReport): Promise<void>;
+}
+
+function positiveInt(option: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(option, `expected a whole number >= 1; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function isContract(x: unknown): x is Contract {
+  return (
+    typeof x === "object" &&
+    x !== null &&
+    "materialization" in x &&
+    "rowRules" in x &&
+    Array.isArray((x as Contract).fields)
+  );
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { BatchCollector, recordBytes } from "../../src/batch/collect.js";
+import type { SourceRecord } from "../../src/sources/types.js";
+
+/** A source whose records arrive when the test pushes them: a quiet stream on demand. */
+function pushSource() {
+  const queue: SourceRecord[] = [];
+  let wake: (() => void) | undefined;
+  let ended = false;
+  let produced = 0;
+  const iterator: AsyncIterator<SourceRecord> = {
+    async next() {
+      while (queue.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
+      const value = queue.shift();
+      if (value === undefined) return { done: true, value: undefined };
+      produced++;
+      return { done: false, value };
+    },
+  };
+  return {
+    iterator,
+    cursor: () => produced,
+    push(...values: unknown[]) {
+      for (const value of values) queue.push({ value });
+      wake?.();
+    },
+    end() {
+      ended = true;
+      wake?.();
+    },
+  };
+}
+
+const never = new AbortController().signal;
+
+describe("BatchCollector", () => {
+  it("cuts by record count", async () => {
+    const src = pushSource();
+    src.push(1, 2, 3, 4, 5);
+    const c = new BatchCollector(src.iterator, src.cursor);
+    const b = await c.next({ maxRecords: 2, maxBytes: 1e9, maxWaitMs: 60_000 }, never);
+    expect(b.records.map((r) => r.value)).toEqual([1, 2]);
+    expect(b.cut).toBe("records");
+    expect(b.cursor).toBe(2);
+  });
+
+  it("cuts by bytes", async () => {
+    const src = pushSource();
+    src.push("a".repeat(100), "b".repeat(100), "c");
+    const c = new BatchCollector(src.iterator, src.cursor);
+    const b = await c.next({ maxRecords: 100, maxBytes: 150, maxWaitMs: 60_000 }, never);
+    expect(b.records).toHaveLength(2);
+    expect(b.cut).toBe("bytes");
+  });
+
+  it("flushes a quiet stream on a real timer, and the pending read carries into the next batch", async () => {
+    const src = pushSource();
+    src.push("first");
+    const c = new BatchCollector(src.iterator, src.cursor);
+    const b1 = await c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 50 }, never);
+    expect(b1.records.map((r) => r.value)).toEqual(["first"]);
+    expect(b1.cut).toBe("time");
+    expect(b1.cursor).toBe(1);
+    // The next() issued while waiting is still pending; the record it gets must not be lost.
+    setTimeout(() => src.push("second"), 20);
+    const b2 = await c.next({ maxRecords: 1, maxBytes: 1e9, maxWaitMs: 50 }, never);
+    expect(b2.records.map((r) => r.value)).toEqual(["second"]);
+  });
+
+  it("returns what it has when stopped, and reports the end of the source", async () => {
+    const src = pushSource();
+    src.push(1);
+    const c = new BatchCollector(src.iterator, src.cursor);
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 30);
+    const b = await c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 60_000 }, stop.signal);
+    expect(b.cut).toBe("stop");
+    expect(b.records).toHaveLength(1);
+    src.end();
+    const e = await c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 60_000 }, never);
+    expect(e).toMatchObject({ records: [], exhausted: true, cut: "end" });
+  });
+
+  it("samples the cursor per record, not at cut time, so a read-ahead cannot leak into the commit", async () => {
+    let fetched = 0;
+    const iterator: AsyncIterator<SourceRecord> = {
+      async next() {
+        fetched++; // the source advances its own position before the record is handed over
+        await new Promise((r) => setTimeout(r, fetched === 1 ? 0 : 200));
+        return { done: false, value: { value: fetched } };
+      },
+    };
+    const c = new BatchCollector(iterator, () => fetched);
+    const b = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
+    expect(b.records).toHaveLength(1);
+    expect(b.cursor).toBe(1);
+  });
+
+  it("estimates bytes from raw payloads first", () => {
+    expect(recordBytes({ value: {}, raw: "abcd" })).toBe(4);
+    expect(recordBytes({ value: {}, raw: new Uint8Array(7) })).toBe(7);
+    expect(recordBytes({ value: { a: "xy" } })).toBeGreaterThan(4);
+  });
+});
