@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { isBadOrder } from "../../examples/orders.js";
+import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
+import { loadContract } from "../../src/contract/index.js";
+import { readQuarantine, readTable } from "../../src/lake/index.js";
+
+/**
+ * The crash proof of StreamSink: SIGKILL a real process at random moments — some of them
+ * between the write and the commit — restart it until it finishes, then count every row.
+ */
+const RECORDS = 50_000;
+const BATCH = 500;
+const MIN_KILLS = 30;
+const childScript = fileURLToPath(new URL("./sink-child.ts", import.meta.url));
+const contractPath = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+interface Life {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  killedAfterWrite: boolean;
+}
+
+/** Run the child once; kill it after `killAfterMs`, or right after its Nth write when asked. */
+function life(args: string[], plan: { killAfterMs?: number; killOnWrite?: number }): Promise<Life> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", childScript, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    let writes = 0;
+    let killedAfterWrite = false;
+    const timer =
+      plan.killAfterMs !== undefined ? setTimeout(() => child.kill("SIGKILL"), plan.killAfterMs) : undefined;
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (plan.killOnWrite !== undefined) {
+        writes += (chunk.toString().match(/^written /gm) ?? []).length;
+        if (writes >= plan.killOnWrite && !killedAfterWrite) {
+          killedAfterWrite = true;
+          child.kill("SIGKILL");
+        }
+      }
+    });
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("error", reject);
+    child.on("exit", (exitCode, signal) => {
+      if (timer) clearTimeout(timer);
+      resolve({ exitCode, signal, output, killedAfterWrite });
+    });
+  });
+}
+
+describe.each(["sqlite", "target"] as const)("StreamSink under SIGKILL (checkpoint: %s)", (mode) => {
+  it(
+    `loses nothing and duplicates nothing over ${RECORDS} records and at least ${MIN_KILLS} kills`,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), `ll-crash-${mode}-`));
+      dirs.push(dir);
+      const lake = join(dir, "lake");
+      const ckpt = join(dir, "checkpoints.sqlite");
+      const args = [lake, ckpt, String(RECORDS), String(BATCH), mode];
+
+      let kills = 0;
+      let killsBetweenWriteAndCommit = 0;
+      let finished = false;
+      let lives = 0;
+      // Deterministic "random" so a failure can be replayed.
+      let seed = mode === "sqlite" ? 7 : 11;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+
+      while (!finished) {
+        lives++;
+        expect(lives, "the child should finish once the kills stop").toBeLessThan(MIN_KILLS + 20);
+        const killing = kills < MIN_KILLS;
+        const plan = !killing
+          ? {}
+          : kills % 3 === 0
+            ? { killOnWrite: 1 + Math.floor(rand() * 3) }
+            : { killAfterMs: 700 + Math.floor(rand() * 1500) };
+        const result = await life(args, plan);
+        if (result.exitCode === 0) {
+          finished = true;
+          expect(result.output).toMatch(/^done /m);
+        } else if (result.signal === "SIGKILL") {
+          kills++;
+          if (result.killedAfterWrite) killsBetweenWriteAndCommit++;
+        } else {
+          throw new Error(`child failed on its own (exit ${result.exitCode}):\n${result.output}`);
+        }
+      }
+
+      expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
+      expect(killsBetweenWriteAndCommit).toBeGreaterThan(0);
+
+      const contract = await loadContract(contractPath);
+      const good = await readTable(contract, { targetPath: lake });
+      const bad = await readQuarantine(contract, { targetPath: lake });
+
+      const expectedGood = new Set<number>();
+      const expectedBad = new Set<number>();
+      for (let i = 0; i < RECORDS; i++) (isBadOrder(i) ? expectedBad : expectedGood).add(i);
+
+      // Every good id exactly once.
+      const goodIds = good.map((r) => Number(r.order_id));
+      expect(goodIds.length).toBe(expectedGood.size);
+      expect(new Set(goodIds).size).toBe(goodIds.length);
+      for (const id of goodIds) expect(expectedGood.has(id)).toBe(true);
+
+      // Every bad record in quarantine exactly once (identified by its source position).
+      const badPositions = bad.map((r) => Number(r.position));
+      expect(badPositions.length).toBe(expectedBad.size);
+      expect(new Set(badPositions)).toEqual(expectedBad);
+
+      // in = good + quarantined
+      expect(goodIds.length + badPositions.length).toBe(RECORDS);
+
+      // The checkpoint cursor is at the end.
+      if (mode === "sqlite") {
+        const store = new SQLiteCheckpointStore(ckpt);
+        const rec = await store.load("stream::orders");
+        await store.close();
+        expect(rec?.cursor).toEqual({ offset: RECORDS, exhausted: true });
+        // Only committed batches count, and each record was committed once.
+        expect(rec?.totals.sourceCount).toBe(RECORDS);
+      }
+    },
+    15 * 60_000,
+  );
+});
