@@ -70,6 +70,14 @@ export class SQLiteCheckpointStore implements CheckpointStore {
     return tx.immediate(record);
   }
 
+  /**
+   * Operator's escape hatch: set a key's checkpoint without compare-and-set, e.g. to rewind a
+   * stream for reprocessing. Never used by the runtimes.
+   */
+  async overwrite(record: CheckpointRecord): Promise<void> {
+    this.upsertStmt.run(toRow(record));
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

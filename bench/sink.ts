@@ -1,0 +1,118 @@
+/**
+ * `npm run bench:sink` — StreamSink throughput and memory, printed as JSON lines.
+ *
+ *  - drain: 1,000,000 order events, available_now, merged into DuckDB at batch 10,000.
+ *  - soak: 10,000,000 events in continuous mode, RSS sampled every second (target: flat, <= 300 MB).
+ *
+ * Flags: --events N (drain size), --soak-events N, --only drain|soak, --engine duckdb|polars.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { orderEvents } from "../examples/orders.js";
+import { StreamSink } from "../src/sink/index.js";
+import { IterableSource } from "../src/sources/index.js";
+import type { EngineName } from "../src/engine/types.js";
+
+const { values: flags } = parseArgs({
+  options: {
+    events: { type: "string", default: "1000000" },
+    "soak-events": { type: "string", default: "10000000" },
+    only: { type: "string" },
+    engine: { type: "string", default: "duckdb" },
+    batch: { type: "string", default: "10000" },
+  },
+});
+const contract = fileURLToPath(new URL("../examples/orders.yaml", import.meta.url));
+const engine = flags.engine as EngineName;
+const batchSize = Number(flags.batch);
+
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+async function run(name: string, events: number, mode: "available_now" | "continuous", sampleEveryMs: number) {
+  const dir = mkdtempSync(join(tmpdir(), `ll-bench-${name}-`));
+  const samples: number[] = [];
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    const rss = process.memoryUsage().rss;
+    peak = Math.max(peak, rss);
+    samples.push(mb(rss));
+  }, sampleEveryMs);
+  const started = process.hrtime.bigint();
+  try {
+    const sink = new StreamSink(contract, new IterableSource(() => orderEvents(events), { replayable: true }), {
+      engine,
+      targetPath: join(dir, "lake"),
+      checkpoint: join(dir, "checkpoints.sqlite"),
+      batchSize,
+      maxWaitMs: 5_000,
+      handleSignals: false,
+    });
+    const summary = await sink.run(mode);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { summary, seconds, samples, peakRssMb: mb(peak) };
+  } finally {
+    clearInterval(sampler);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Least-squares slope of RSS over the second half of the samples, in MB per minute. */
+function slopePerMinute(samples: number[], everyMs: number): number {
+  const tail = samples.slice(Math.floor(samples.length / 2));
+  if (tail.length < 2) return 0;
+  const n = tail.length;
+  const xs = tail.map((_, i) => (i * everyMs) / 60_000);
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = tail.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i]! - mx) * (tail[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return den === 0 ? 0 : Math.round((num / den) * 10) / 10;
+}
+
+if (!flags.only || flags.only === "drain") {
+  const events = Number(flags.events);
+  const r = await run("drain", events, "available_now", 100);
+  console.log(
+    JSON.stringify({
+      bench: "sink-drain",
+      engine,
+      mode: "available_now",
+      strategy: "merge",
+      events,
+      batchSize,
+      seconds: Math.round(r.seconds * 100) / 100,
+      eventsPerSec: Math.round(events / r.seconds),
+      goodCount: r.summary.goodCount,
+      badCount: r.summary.badCount,
+      peakRssMb: r.peakRssMb,
+    }),
+  );
+}
+
+if (!flags.only || flags.only === "soak") {
+  const events = Number(flags["soak-events"]);
+  const r = await run("soak", events, "continuous", 1000);
+  console.log(
+    JSON.stringify({
+      bench: "sink-soak",
+      engine,
+      mode: "continuous",
+      strategy: "merge",
+      events,
+      batchSize,
+      seconds: Math.round(r.seconds * 10) / 10,
+      eventsPerSec: Math.round(events / r.seconds),
+      peakRssMb: r.peakRssMb,
+      rssSlopeMbPerMinSecondHalf: slopePerMinute(r.samples, 1000),
+      rssSamplesMb: r.samples,
+    }),
+  );
+}
