@@ -1,0 +1,134 @@
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import { formatPath, parseYaml, type YamlDoc } from "../contract/yaml.js";
+import { ConfigError } from "../errors.js";
+import { RawContract } from "./raw.js";
+import { RULES } from "./rules/index.js";
+import type { Finding, LintRule, RuleHit } from "./types.js";
+
+const CONTRACT_EXTENSIONS: ReadonlySet<string> = new Set([".yaml", ".yml"]);
+
+export interface LintReport {
+  /** Every file that was linted, in lint order. */
+  files: string[];
+  /** Sorted by file, line, column, id. */
+  findings: Finding[];
+}
+
+function toFinding(rule: LintRule, hit: RuleHit, doc: YamlDoc, file: string): Finding {
+  const pos = hit.pos ?? (hit.path ? doc.locate(hit.path) : undefined) ?? { line: 1, column: 1 };
+  // Key order here is the JSON output's key order.
+  return {
+    id: rule.id,
+    severity: rule.severity,
+    file,
+    line: pos.line,
+    column: pos.column,
+    ...(hit.path && hit.path.length > 0 ? { path: formatPath(hit.path) } : {}),
+    message: hit.message,
+    suggestion: hit.suggestion,
+  };
+}
+
+export function compareFindings(a: Finding, b: Finding): number {
+  if (a.file !== b.file) return a.file < b.file ? -1 : 1;
+  return a.line - b.line || (a.column ?? 0) - (b.column ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Lint one contract's text. Document rules (PARSE-000) run first; contract rules run only when
+ * the file parsed to a mapping, because they read keys and would only add noise otherwise.
+ */
+export function lintText(text: string, file: string, rules: readonly LintRule[] = RULES): Finding[] {
+  const doc = parseYaml(text, file);
+  const findings: Finding[] = [];
+  for (const rule of rules) {
+    if (rule.scope !== "document") continue;
+    for (const hit of rule.check(doc)) findings.push(toFinding(rule, hit, doc, file));
+  }
+  const data = doc.data;
+  const isMapping = typeof data === "object" && data !== null && !Array.isArray(data) && !(data instanceof Date);
+  if (findings.length === 0 && doc.errors.length === 0 && isMapping) {
+    const contract = new RawContract(data as Record<string, unknown>, doc);
+    for (const rule of rules) {
+      if (rule.scope !== "contract") continue;
+      for (const hit of rule.check(contract)) findings.push(toFinding(rule, hit, doc, file));
+    }
+  }
+  return findings.sort(compareFindings);
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      // Dependencies and VCS/tool folders are never contracts.
+      if (entry.name === "node_modules" || entry.name.startsWith(".")) continue;
+      await walk(full, out);
+    } else if (CONTRACT_EXTENSIONS.has(extname(entry.name).toLowerCase())) {
+      // Follows symlinked files but not symlinked directories (no cycles).
+      if (entry.isFile() || (entry.isSymbolicLink() && (await stat(full).catch(() => undefined))?.isFile())) {
+        out.push(full);
+      }
+    }
+  }
+}
+
+/**
+ * Expand paths into contract files: directories are walked for *.yaml / *.yml (sorted, skipping
+ * node_modules and dot-folders); a file named explicitly is linted whatever its extension.
+ * Duplicates (same real path) are dropped. A path that does not exist is a ConfigError.
+ */
+export async function collectContractFiles(paths: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const p of paths) {
+    const info = await stat(p).catch(() => undefined);
+    if (!info) throw new ConfigError("paths", `${p} does not exist`);
+    if (info.isDirectory()) await walk(p, files);
+    else files.push(p);
+  }
+  const seen = new Set<string>();
+  const unique: string[] = [];
+  for (const f of files) {
+    const real = await realpath(f).catch(() => f);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    unique.push(f);
+  }
+  return unique;
+}
+
+async function lintFile(file: string): Promise<Finding[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return [
+      {
+        id: "PARSE-000",
+        severity: "critical",
+        file,
+        line: 1,
+        column: 1,
+        message: `The file could not be read: ${reason}.`,
+        suggestion: "Check the file's permissions, or leave it out of the linted paths.",
+      },
+    ];
+  }
+  return lintText(text, file);
+}
+
+export async function lintPaths(paths: readonly string[]): Promise<LintReport> {
+  const files = await collectContractFiles(paths);
+  const findings: Finding[] = [];
+  for (const file of files) findings.push(...(await lintFile(file)));
+  return { files, findings: findings.sort(compareFindings) };
+}
+
+/** Lint files and directories (walked for *.yaml / *.yml). */
+export async function lintFiles(paths: readonly string[]): Promise<Finding[]> {
+  return (await lintPaths(paths)).findings;
+}

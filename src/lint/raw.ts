@@ -1,0 +1,50 @@
+import type { YamlDoc, YamlPath } from "../contract/yaml.js";
+
+/**
+ * Read-only access to a contract exactly as written. Lint deliberately does not use the
+ * normalising loader: it must also judge contracts the loader would reject, and it must be
+ * able to tell "absent" from "explicitly set".
+ */
+export class RawContract {
+  constructor(
+    readonly data: Readonly<Record<string, unknown>>,
+    readonly doc: YamlDoc,
+  ) {}
+
+  /** Value at `path`, or undefined when any step is missing or not a container. */
+  get(path: YamlPath): unknown {
+    let node: unknown = this.data;
+    for (const part of path) {
+      if (Array.isArray(node) && typeof part === "number") node = node[part];
+      else if (isMapping(node)) node = node[String(part)];
+      else return undefined;
+    }
+    return node;
+  }
+
+  /** True when the last key of `path` is written, even with a null value. */
+  has(path: YamlPath): boolean {
+    if (path.length === 0) return true;
+    const parent = this.get(path.slice(0, -1));
+    const last = path[path.length - 1];
+    if (Array.isArray(parent)) return typeof last === "number" && last < parent.length;
+    return isMapping(parent) && Object.prototype.hasOwnProperty.call(parent, String(last));
+  }
+
+  /** Scalar at `path` as a string (numbers and booleans too), or undefined. */
+  text(path: YamlPath): string | undefined {
+    const v = this.get(path);
+    if (typeof v === "string") return v;
+    if (typeof v === "number" || typeof v === "boolean") return String(v);
+    return undefined;
+  }
+}
+
+export function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/** `Available-Now`, `available_now` and `availableNow` all compare equal. */
+export function normalizeToken(value: string): string {
+  return value.trim().toLowerCase().replace(/[\s_-]+/g, "");
+}

@@ -1,0 +1,17 @@
+import type { LintRule } from "../types.js";
+import { parse000 } from "./parse-000.js";
+import { pk002 } from "./pk-002.js";
+import { stream001 } from "./stream-001.js";
+import { stream002 } from "./stream-002.js";
+import { stream003 } from "./stream-003.js";
+import { stream004 } from "./stream-004.js";
+
+/**
+ * Every rule, in documentation order. Adding a rule: write a module beside this one and list
+ * it here; the docs test then fails until docs/lint.md is regenerated.
+ */
+export const RULES: readonly LintRule[] = [parse000, pk002, stream001, stream002, stream003, stream004];
+
+export function findRule(id: string): LintRule | undefined {
+  return RULES.find((r) => r.id === id);
+}
