@@ -28,6 +28,8 @@ export interface ReadOptions {
 export interface SourceLag {
   /** Records (or messages) not yet read. */
   records?: number;
+  /** Bytes not yet read (file sources). */
+  bytes?: number;
   /** Age in ms of the oldest unread record. */
   oldestAgeMs?: number;
 }
@@ -46,8 +48,10 @@ export interface CursorSource {
   /**
    * Capture the end snapshot for `available_now` (I7). After it is called, `read` ends at
    * the snapshot. Sources without it end `available_now` when `read` is exhausted.
+   * Called with a snapshot, the source adopts it instead of capturing a new one: the Temporal
+   * runtime captures the end once per drain and hands it to whichever worker reads next.
    */
-  endCursor?(): Promise<Cursor | undefined>;
+  endCursor?(snapshot?: Cursor): Promise<Cursor | undefined>;
   read(options: ReadOptions): AsyncIterable<SourceRecord>;
   /** Called after each commit with the committed cursor (e.g. Kafka group commit). */
   committed?(cursor: Cursor): Promise<void>;
