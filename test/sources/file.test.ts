@@ -1,0 +1,94 @@
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createSource } from "../../src/connectors/registry.js";
+import "../../src/connectors/file.js";
+import { FileSource } from "../../src/sources/file.js";
+import type { SourceRecord } from "../../src/sources/types.js";
+
+const dir = mkdtempSync(join(tmpdir(), "ll-file-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const signal = new AbortController().signal;
+
+async function drain(src: FileSource, mode: "available_now" | "continuous" = "available_now", s = signal) {
+  const out: SourceRecord[] = [];
+  for await (const r of src.read({ mode, signal: s })) out.push(r);
+  return out;
+}
+
+describe("FileSource", () => {
+  it("reads JSON lines, quarantines garbage lines, and resumes by byte offset", async () => {
+    const path = join(dir, "a.ndjson");
+    writeFileSync(path, '{"id":1}\n{"id":2}\nnot json\n\n{"id":3}\r\n{"id":"é"}');
+    const src = new FileSource(path, { chunkBytes: 1024 });
+    await src.seek(undefined);
+    const all = await drain(src);
+    expect(all.map((r) => r.value)).toEqual([{ id: 1 }, { id: 2 }, undefined, { id: 3 }, { id: "é" }]);
+    expect(all[2]!.decodeError).toMatch(/line 3: invalid JSON/);
+    expect(all[2]!.raw).toBe("not json");
+    const size = Buffer.byteLength('{"id":1}\n{"id":2}\nnot json\n\n{"id":3}\r\n{"id":"é"}');
+    expect(src.currentCursor()).toEqual({ offset: size, line: 6 });
+
+    // Resume after the second line: exactly the rest.
+    const again = new FileSource(path, { chunkBytes: 1024 });
+    await again.seek({ offset: 18, line: 2 });
+    expect((await drain(again)).map((r) => r.raw)).toEqual(["not json", '{"id":3}', '{"id":"é"}']);
+  });
+
+  it("keeps exact offsets across tiny read chunks", async () => {
+    const path = join(dir, "b.ndjson");
+    const lines = Array.from({ length: 500 }, (_, i) => JSON.stringify({ id: i, pad: "x".repeat(i % 37) }));
+    writeFileSync(path, lines.join("\n") + "\n");
+    const src = new FileSource(path, { chunkBytes: 7 });
+    await src.seek(undefined);
+    const got = await drain(src);
+    expect(got.map((r) => (r.value as { id: number }).id)).toEqual(lines.map((_, i) => i));
+  });
+
+  it("available_now stops at the size captured at the start; later lines wait for the next run", async () => {
+    const path = join(dir, "c.ndjson");
+    writeFileSync(path, '{"id":1}\n{"id":2}\n');
+    const src = new FileSource(path);
+    await src.seek(undefined);
+    await src.endCursor();
+    appendFileSync(path, '{"id":3}\n');
+    expect((await drain(src)).map((r) => r.value)).toEqual([{ id: 1 }, { id: 2 }]);
+    const next = new FileSource(path);
+    await next.seek(src.currentCursor());
+    expect((await drain(next)).map((r) => r.value)).toEqual([{ id: 3 }]);
+  });
+
+  it("follows a growing file in continuous mode until aborted", async () => {
+    const path = join(dir, "d.ndjson");
+    writeFileSync(path, '{"id":1}\n');
+    const src = new FileSource(path, { idleBackoffMs: { initial: 5, max: 20 } });
+    await src.seek(undefined);
+    const stop = new AbortController();
+    const seen: unknown[] = [];
+    const reading = (async () => {
+      for await (const r of src.read({ mode: "continuous", signal: stop.signal })) {
+        seen.push(r.value);
+        if (seen.length === 1) appendFileSync(path, '{"id":2}\n');
+        if (seen.length === 2) stop.abort();
+      }
+    })();
+    await reading;
+    expect(seen).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it("refuses a cursor beyond the end of a truncated file", async () => {
+    const path = join(dir, "e.ndjson");
+    writeFileSync(path, '{"id":1}\n');
+    const src = new FileSource(path);
+    await expect(src.seek({ offset: 1000, line: 50 })).rejects.toThrow(/truncated or replaced/);
+  });
+
+  it("is built from JSON config, with option errors naming the option", async () => {
+    const path = join(dir, "f.ndjson");
+    writeFileSync(path, "");
+    expect(await createSource({ type: "file", path })).toBeInstanceOf(FileSource);
+    await expect(createSource({ type: "file" })).rejects.toThrow(/source file: path: is required/);
+    await expect(createSource({ type: "fiel", path })).rejects.toThrow(/did you mean "file"/);
+  });
+});

@@ -1,0 +1,45 @@
+/** Small process and network helpers shared by the test-server launchers. */
+import type { ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; we release it for the server to bind). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Poll `probe` until it returns true, or fail after `timeoutMs` with `what` in the message. */
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await probe()) return;
+    } catch (err) {
+      last = err;
+    }
+    await delay(everyMs);
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms${last instanceof Error ? ` (${last.message})` : ""}`);
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+export async function stopProcess(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
