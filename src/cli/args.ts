@@ -1,0 +1,28 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { UsageError } from "./types.js";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/**
+ * `node:util` parseArgs, strict, with its errors turned into UsageError (exit 2) and the
+ * message cut to its first sentence (the rest is advice about `--` that rarely applies).
+ */
+export function parseCommandArgs<O extends Options>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new UsageError((message.split(/\.\s/)[0] ?? message).replace(/\.$/, ""));
+    }
+    throw err;
+  }
+}
+
+/** A string option restricted to `allowed`. */
+export function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`${flag} must be one of ${allowed.join(", ")} (got "${value}")`);
+}
