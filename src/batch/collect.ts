@@ -1,11 +1,13 @@
 import type { Cursor } from "../checkpoint/types.js";
-import type { SourceRecord } from "../sources/types.js";
+import type { AckSource, ReceivedRecord, SourceRecord } from "../sources/types.js";
 
 export interface BatchLimits {
   maxRecords: number;
   maxBytes: number;
   /** Time from the batch's first record until it is cut, whatever else arrives. */
   maxWaitMs: number;
+  /** Give up waiting for a first record after this long and return an empty batch (default: wait). */
+  maxIdleMs?: number;
 }
 
 export interface CollectedBatch {
@@ -16,7 +18,7 @@ export interface CollectedBatch {
   /** The source has no more records (end snapshot reached, or a finite source drained). */
   exhausted: boolean;
   /** Why the batch was cut. */
-  cut: "records" | "bytes" | "time" | "end" | "stop";
+  cut: "records" | "bytes" | "time" | "end" | "stop" | "idle";
 }
 
 const TIMEOUT = Symbol("timeout");
@@ -51,6 +53,13 @@ export class BatchCollector {
     let timer: NodeJS.Timeout | undefined;
     let timeout: Promise<typeof TIMEOUT> | undefined;
     const stopped = abortPromise(stop);
+    let idleTimer: NodeJS.Timeout | undefined;
+    const idle =
+      limits.maxIdleMs === undefined
+        ? undefined
+        : new Promise<typeof TIMEOUT>((resolve) => {
+            idleTimer = setTimeout(() => resolve(TIMEOUT), limits.maxIdleMs);
+          });
 
     try {
       while (true) {
@@ -76,9 +85,10 @@ export class BatchCollector {
           stopped.promise,
         ];
         if (timeout) contenders.push(timeout);
+        else if (idle) contenders.push(idle);
         const result = await Promise.race(contenders);
         if (result === TIMEOUT) {
-          cut = "time";
+          cut = records.length === 0 ? "idle" : "time";
           break;
         }
         if (result === STOPPED) {
@@ -104,6 +114,7 @@ export class BatchCollector {
       }
     } finally {
       if (timer) clearTimeout(timer);
+      if (idleTimer) clearTimeout(idleTimer);
       stopped.dispose();
     }
     return { records, bytes, cursor, exhausted: this.exhausted, cut };
@@ -115,6 +126,29 @@ export class BatchCollector {
     if (!ret) return;
     await Promise.race([ret.catch(() => undefined), delay(graceMs)]);
   }
+}
+
+/**
+ * Fill one batch from an ack source: receive until `maxRecords`, `maxBytes` or `maxWaitMs`,
+ * or until a receive comes back empty (the queue has nothing more right now).
+ */
+export async function receiveBatch<T>(
+  source: AckSource<T>,
+  limits: BatchLimits,
+  stop: AbortSignal,
+): Promise<Array<ReceivedRecord<T>>> {
+  const out: Array<ReceivedRecord<T>> = [];
+  const deadline = Date.now() + limits.maxWaitMs;
+  let bytes = 0;
+  while (out.length < limits.maxRecords && bytes < limits.maxBytes && !stop.aborted) {
+    const got = await source.receive(limits.maxRecords - out.length, Math.max(0, deadline - Date.now()), stop);
+    for (const r of got) {
+      out.push(r);
+      bytes += recordBytes(r);
+    }
+    if (got.length === 0 || Date.now() >= deadline) break;
+  }
+  return out;
 }
 
 function abortPromise(signal: AbortSignal): { promise: Promise<typeof STOPPED>; dispose(): void } {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { BatchCollector } from "../batch/collect.js";
+import { BatchCollector, receiveBatch, type CollectedBatch } from "../batch/collect.js";
 import { positionOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import { encodeCursor } from "../checkpoint/codec.js";
@@ -62,7 +62,7 @@ export interface BatchReport {
   /** Quarantine rows that were already there (a replayed batch). */
   badAlreadyPresent: number;
   cursor: Cursor;
-  cut: "records" | "bytes" | "time" | "end" | "stop";
+  cut: CollectedBatch["cut"];
   ruleCounts: RuleCount[];
   datasetRules: DatasetRuleResult[];
   totals: Counts;
@@ -257,7 +257,7 @@ export class StreamSink {
   private async runAckSource(source: AckSource, loop: LoopContext): Promise<StopReason> {
     let batches = 0;
     while (!loop.stop.aborted) {
-      const records = await this.receiveBatch(source, loop.stop);
+      const records = await receiveBatch(source, this.limits(), loop.stop);
       if (records.length === 0) {
         // An empty receive after a full wait means the queue is drained (as far as it can tell).
         if (loop.mode === "available_now") return "end";
@@ -282,22 +282,6 @@ export class StreamSink {
       if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return "max-batches";
     }
     return "signal";
-  }
-
-  private async receiveBatch(source: AckSource, stop: AbortSignal): Promise<Awaited<ReturnType<AckSource["receive"]>>> {
-    const out: Awaited<ReturnType<AckSource["receive"]>> = [];
-    const deadline = Date.now() + this.maxWaitMs;
-    let bytes = 0;
-    while (out.length < this.batchSize && bytes < this.maxBatchBytes && !stop.aborted) {
-      const waitMs = Math.max(0, deadline - Date.now());
-      const got = await source.receive(this.batchSize - out.length, waitMs, stop);
-      for (const r of got) {
-        out.push(r);
-        bytes += typeof r.raw === "string" ? r.raw.length : r.raw?.byteLength ?? 0;
-      }
-      if (got.length === 0 || Date.now() >= deadline) break;
-    }
-    return out;
   }
 
   private limits() {

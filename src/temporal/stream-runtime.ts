@@ -1,0 +1,293 @@
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { BatchCollector, receiveBatch, recordBytes, type BatchLimits } from "../batch/collect.js";
+import { writeAndCommit } from "../batch/commit.js";
+import { Spool } from "../batch/spool.js";
+import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
+import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
+import type { CheckpointStore, Cursor } from "../checkpoint/types.js";
+import { createSource } from "../connectors/index.js";
+import { loadContract } from "../contract/index.js";
+import type { Contract } from "../contract/types.js";
+import { createEngine } from "../engine/index.js";
+import type { Engine } from "../engine/types.js";
+import type { LakeWriter } from "../lake/types.js";
+import { openCheckpoint } from "../sink/checkpoint-option.js";
+import { openLakeFor } from "../sink/lake-option.js";
+import type { AckSource, Source, SourceRecord } from "../sources/types.js";
+import type {
+  AckBatchInput,
+  FetchBatchInput,
+  FetchBatchResult,
+  OpenStreamResult,
+  StreamSpec,
+  ValidateBatchInput,
+  ValidateBatchResult,
+  WriteBatchInput,
+  WriteBatchResult,
+} from "./types.js";
+
+const DEFAULTS = { batchSize: 1000, maxBatchBytes: 16 * 1024 * 1024, maxWaitMs: 1000 };
+/** A continuous fetch with nothing to read returns empty after this long, so the workflow can react to signals. */
+const IDLE_FETCH_MS = 30_000;
+
+interface OpenSource {
+  source: Source;
+  /** Ends the source's read loop when the source is dropped (not per activity call). */
+  reading: AbortController;
+  collector?: BatchCollector;
+  /** Encoded cursor the source is positioned at (what the next fetch must ask for to continue). */
+  cursor: string | null;
+}
+
+interface Target {
+  lake: LakeWriter;
+  store: CheckpointStore;
+  inTarget: boolean;
+}
+
+/**
+ * What a worker keeps between activity calls: contracts, engines, lake writers, checkpoint
+ * stores, open sources and spooled batches. Every activity receives the cursor it must start
+ * from and this runtime repositions a cached source when it differs, so a retried or moved
+ * batch never continues from stale in-memory state. The batch logic itself is `src/batch`,
+ * shared with StreamSink.
+ */
+export class StreamRuntime {
+  readonly spool: Spool;
+  private readonly contracts = new Map<string, Promise<Contract>>();
+  private readonly engines = new Map<string, Promise<Engine>>();
+  private readonly targets = new Map<string, Promise<Target>>();
+  private readonly sources = new Map<string, OpenSource>();
+  /** Ack tokens of fetched batches, by spool reference: they are live handles, never serialised. */
+  private readonly ackTokens = new Map<string, { source: AckSource; tokens: unknown[] }>();
+
+  constructor(options: { spoolDir?: string } = {}) {
+    const parent = join(tmpdir(), "lakelogic-spool");
+    Spool.sweep(parent, 60 * 60 * 1000);
+    this.spool = new Spool(options.spoolDir ?? join(parent, `${process.pid}-${Date.now()}`));
+  }
+
+  contract(path: string): Promise<Contract> {
+    let c = this.contracts.get(path);
+    if (!c) {
+      c = loadContract(path);
+      this.contracts.set(path, c);
+      c.catch(() => this.contracts.delete(path));
+    }
+    return c;
+  }
+
+  async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
+    const contract = await this.contract(spec.contract);
+    const key = spec.checkpointKey ?? `stream::${contract.dataset}`;
+    const { store } = await this.target(spec);
+    const record = await store.load(key);
+    return {
+      key,
+      dataset: contract.dataset,
+      cursor: record ? encodeCursor(record.cursor) : null,
+      batchId: record?.batchId ?? 0,
+      totals: record ? { ...record.totals } : { sourceCount: 0, goodCount: 0, badCount: 0 },
+    };
+  }
+
+  async fetchBatch(input: FetchBatchInput, stop: AbortSignal): Promise<FetchBatchResult> {
+    const open = await this.positionedSource(input);
+    const limits = this.limits(input.spec);
+    const { source } = open;
+    let endCursor: string | null | undefined;
+    if (source.kind === "cursor" && input.spec.mode === "available_now" && !open.collector) {
+      // I7: the first fetch of a drain captures the end; later fetches (on any worker) adopt it.
+      const end =
+        input.endCursor === undefined
+          ? await source.endCursor?.()
+          : await source.endCursor?.(input.endCursor === null ? undefined : decodeCursor(input.endCursor));
+      if (input.endCursor === undefined) endCursor = end === undefined ? null : encodeCursor(end);
+    }
+
+    let records: SourceRecord[];
+    let cursor = input.cursor;
+    let exhausted = false;
+    let tokens: unknown[] | undefined;
+    if (source.kind === "cursor") {
+      open.collector ??= new BatchCollector(
+        source.read({ mode: input.spec.mode, signal: open.reading.signal })[Symbol.asyncIterator](),
+        () => source.currentCursor(),
+      );
+      const batch = await open.collector.next({ ...limits, maxIdleMs: IDLE_FETCH_MS }, stop);
+      records = batch.records;
+      if (batch.cursor !== undefined) cursor = encodeCursor(batch.cursor);
+      exhausted = batch.exhausted;
+    } else {
+      const received = await receiveBatch(source, limits, stop);
+      records = received;
+      tokens = received.map((r) => r.ackToken);
+      exhausted = received.length === 0 && input.spec.mode === "available_now";
+    }
+    open.cursor = cursor;
+
+    const spool = records.length > 0 ? await this.spool.put("fetched", records) : null;
+    if (spool && tokens) this.ackTokens.set(spool, { source: source as AckSource, tokens });
+    const lag = (await source.lag?.().catch(() => undefined)) ?? null;
+    return {
+      spool,
+      count: records.length,
+      bytes: records.reduce((n, r) => n + recordBytes(r), 0),
+      cursor,
+      cursorMoved: cursor !== input.cursor,
+      exhausted,
+      ...(endCursor !== undefined ? { endCursor } : {}),
+      lag,
+      ackSource: source.kind === "ack",
+    };
+  }
+
+  async validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult> {
+    const contract = await this.contract(input.spec.contract);
+    const engine = await this.engine(input.spec.engine ?? "duckdb");
+    const records = await this.spool.get<SourceRecord[]>(input.spool);
+    const validated = await validateRecords(engine, contract, records);
+    const ref = await this.spool.put("validated", validated);
+    return {
+      validated: ref,
+      sourceCount: validated.sourceCount,
+      goodCount: validated.good.length,
+      badCount: validated.bad.length,
+    };
+  }
+
+  async writeBatch(input: WriteBatchInput): Promise<WriteBatchResult> {
+    const target = await this.target(input.spec);
+    // A retry of a write whose commit already landed (the activity's completion was lost) must
+    // not write again: for append that would duplicate rows.
+    const stored = await target.store.load(input.key);
+    if (
+      stored &&
+      stored.batchId === input.previous.batchId + 1 &&
+      stored.writerId === input.writerId &&
+      encodeCursor(stored.cursor) === (input.cursor ?? encodeCursor(null))
+    ) {
+      return {
+        batchId: stored.batchId,
+        totals: { ...stored.totals },
+        batch: { ...stored.batch },
+        committedAt: stored.committedAt.toISOString(),
+        outcome: "already-committed",
+      };
+    }
+    const validated: ValidatedBatch = input.validated
+      ? await this.spool.get<ValidatedBatch>(input.validated)
+      : { sourceCount: 0, good: [], bad: [], ruleCounts: [], datasetRules: [] };
+    const committed = await writeAndCommit(
+      { lake: target.lake, store: target.store, storeInTarget: target.inTarget, key: input.key, writerId: input.writerId },
+      {
+        cursor: input.previous.cursor === null ? undefined : decodeCursor(input.previous.cursor),
+        batchId: input.previous.batchId,
+        totals: input.previous.totals,
+      },
+      input.cursor === null ? undefined : (decodeCursor(input.cursor) as Cursor),
+      validated,
+    );
+    // The fetched records of an ack source are dropped by ackBatch, after the acknowledgement.
+    await this.spool.drop(input.validated, this.ackTokens.has(input.fetched ?? "") ? null : input.fetched);
+    const source = this.sources.get(input.key)?.source;
+    if (source?.kind === "cursor") await source.committed?.(committed.record.cursor);
+    return {
+      batchId: committed.record.batchId,
+      totals: committed.record.totals,
+      batch: committed.record.batch,
+      committedAt: committed.record.committedAt.toISOString(),
+      outcome: committed.outcome,
+    };
+  }
+
+  /** I8: queue messages are acknowledged only after their batch committed. */
+  async ackBatch(input: AckBatchInput): Promise<void> {
+    const pending = this.ackTokens.get(input.spool);
+    if (pending) {
+      await pending.source.ack(pending.tokens);
+      this.ackTokens.delete(input.spool);
+    }
+    await this.spool.drop(input.spool);
+  }
+
+  /** Drop a fetched batch that will not be written (e.g. the workflow restarts the batch). */
+  async discard(spool: string | null): Promise<void> {
+    if (!spool) return;
+    const pending = this.ackTokens.get(spool);
+    if (pending) {
+      await pending.source.nack?.(pending.tokens).catch(() => undefined);
+      this.ackTokens.delete(spool);
+    }
+    await this.spool.drop(spool);
+  }
+
+  async close(): Promise<void> {
+    for (const { source, collector, reading } of this.sources.values()) {
+      reading.abort();
+      await collector?.close().catch(() => undefined);
+      await source.close?.().catch(() => undefined);
+    }
+    this.sources.clear();
+    for (const t of this.targets.values()) {
+      const { lake, store, inTarget } = await t.catch(() => undefined) ?? ({} as Partial<Target>);
+      if (store && !inTarget) await store.close().catch(() => undefined);
+      await lake?.close().catch(() => undefined);
+    }
+    this.targets.clear();
+    for (const e of this.engines.values()) await (await e.catch(() => undefined))?.close().catch(() => undefined);
+    this.engines.clear();
+    this.spool.destroy();
+  }
+
+  /** The cached source for this stream, repositioned when the workflow asks for another cursor. */
+  private async positionedSource(input: FetchBatchInput): Promise<OpenSource> {
+    const cached = this.sources.get(input.key);
+    if (cached && cached.cursor === input.cursor) return cached;
+    if (cached) {
+      cached.reading.abort();
+      await cached.collector?.close().catch(() => undefined);
+      await cached.source.close?.().catch(() => undefined);
+      this.sources.delete(input.key);
+    }
+    const source = await createSource(input.spec.source);
+    if (source.kind === "cursor") await source.seek(input.cursor === null ? undefined : decodeCursor(input.cursor));
+    const open: OpenSource = { source, reading: new AbortController(), cursor: input.cursor };
+    this.sources.set(input.key, open);
+    return open;
+  }
+
+  private engine(name: "duckdb" | "polars"): Promise<Engine> {
+    let e = this.engines.get(name);
+    if (!e) {
+      e = createEngine(name);
+      this.engines.set(name, e);
+    }
+    return e;
+  }
+
+  private target(spec: StreamSpec): Promise<Target> {
+    const id = JSON.stringify([spec.contract, spec.targetPath ?? null, spec.checkpoint ?? null]);
+    let t = this.targets.get(id);
+    if (!t) {
+      t = (async () => {
+        const contract = await this.contract(spec.contract);
+        const lake = await openLakeFor(contract, spec.targetPath);
+        const { store, inTarget } = await openCheckpoint(spec.checkpoint, lake, contract, spec.targetPath);
+        return { lake, store, inTarget };
+      })();
+      this.targets.set(id, t);
+      t.catch(() => this.targets.delete(id));
+    }
+    return t;
+  }
+
+  private limits(spec: StreamSpec): BatchLimits {
+    return {
+      maxRecords: spec.batchSize ?? DEFAULTS.batchSize,
+      maxBytes: spec.maxBatchBytes ?? DEFAULTS.maxBatchBytes,
+      maxWaitMs: spec.maxWaitMs ?? DEFAULTS.maxWaitMs,
+    };
+  }
+}

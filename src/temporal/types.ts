@@ -1,0 +1,161 @@
+/**
+ * Plain-JSON shapes exchanged between the stream workflow, its activities and the clients.
+ * This file is imported by workflow code, so it must stay free of Node built-ins and I/O.
+ * Cursors cross history as encoded strings (typed JSON): the workflow never interprets them.
+ */
+
+export type StreamMode = "available_now" | "continuous";
+
+export interface StreamCounts {
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+}
+
+/** How a stream is read, validated and written: everything an activity needs, as JSON. */
+export interface StreamSpec {
+  /** Path of the contract file on the workers. */
+  contract: string;
+  /** JSON source config, e.g. `{ "type": "kafka", "brokers": [...], "topic": "orders" }`. */
+  source: { type: string; [option: string]: unknown };
+  mode: StreamMode;
+  /** Default `stream::<dataset>`. */
+  checkpointKey?: string;
+  batchSize?: number;
+  maxBatchBytes?: number;
+  maxWaitMs?: number;
+  targetPath?: string;
+  engine?: "duckdb" | "polars";
+  /** A SQLite path or "target"; default `<targetPath>/_lakelogic/checkpoints.sqlite`. */
+  checkpoint?: string;
+}
+
+export interface StreamWorkflowInput extends StreamSpec {
+  /** continuous: continue-as-new after this many batches at the latest. Default 500. */
+  continueAsNewEvery?: number;
+  /** Stop after this many committed batches (across continue-as-new). */
+  maxBatches?: number;
+  /** Activity timeouts in ms (tests shorten them to notice a dead worker sooner). */
+  timeouts?: { scheduleToStartMs?: number; startToCloseMs?: number; heartbeatMs?: number };
+  /** Set by continue-as-new: the state carried into the next run. Never set it by hand. */
+  carry?: StreamCarry;
+}
+
+export interface StreamCarry {
+  key: string;
+  dataset: string;
+  cursor: string | null;
+  batchId: number;
+  totals: StreamCounts;
+  run: StreamCounts & { batches: number };
+  paused: boolean;
+  lastCommitAt: string | null;
+  startedAt: string;
+  resumedFrom: string | null;
+}
+
+export type StreamState = "starting" | "running" | "paused" | "stopping" | "completed";
+
+export interface StreamLag {
+  records?: number;
+  bytes?: number;
+  oldestAgeMs?: number;
+}
+
+export interface StreamStatus {
+  state: StreamState;
+  checkpointKey: string;
+  dataset: string;
+  mode: StreamMode;
+  /** The committed cursor, decoded for display. */
+  cursor: unknown;
+  batchId: number;
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+  lastCommitAt: string | null;
+  lag: StreamLag | null;
+}
+
+export interface StreamWorkflowResult extends StreamCounts {
+  checkpointKey: string;
+  batches: number;
+  cursor: unknown;
+  resumedFrom: unknown;
+  startedAt: string;
+  finishedAt: string;
+  stoppedBy: "end" | "stop" | "max-batches";
+  totals: StreamCounts;
+}
+
+/* ---- activity inputs and outputs ---- */
+
+export interface OpenStreamResult {
+  key: string;
+  dataset: string;
+  cursor: string | null;
+  batchId: number;
+  totals: StreamCounts;
+}
+
+export interface FetchBatchInput {
+  spec: StreamSpec;
+  key: string;
+  /** Committed (or, when pipelining, fetched-so-far) cursor to read after. */
+  cursor: string | null;
+  batchId: number;
+  /** available_now: the end snapshot, once captured; undefined on the first fetch of a drain. */
+  endCursor?: string | null;
+}
+
+export interface FetchBatchResult {
+  /** Claim check: where the records wait on this worker. Null when nothing was fetched. */
+  spool: string | null;
+  count: number;
+  bytes: number;
+  cursor: string | null;
+  /** The cursor moved without records (e.g. an iterable reached its end). */
+  cursorMoved: boolean;
+  exhausted: boolean;
+  /** available_now: the snapshot captured by this fetch (first fetch of a drain only). */
+  endCursor?: string | null;
+  lag: StreamLag | null;
+  ackSource: boolean;
+}
+
+export interface ValidateBatchInput {
+  spec: StreamSpec;
+  spool: string;
+}
+
+export interface ValidateBatchResult {
+  validated: string;
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+}
+
+export interface WriteBatchInput {
+  spec: StreamSpec;
+  key: string;
+  writerId: string;
+  /** Null for an empty batch that only moves the cursor. */
+  validated: string | null;
+  /** The fetched spool, removed once the batch is committed. */
+  fetched: string | null;
+  previous: { cursor: string | null; batchId: number; totals: StreamCounts };
+  cursor: string | null;
+}
+
+export interface WriteBatchResult {
+  batchId: number;
+  totals: StreamCounts;
+  batch: StreamCounts;
+  committedAt: string;
+  outcome: "committed" | "already-committed";
+}
+
+export interface AckBatchInput {
+  spec: StreamSpec;
+  spool: string;
+}
