@@ -2,7 +2,7 @@ import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { formatPath, parseYaml, type YamlDoc } from "../contract/yaml.js";
 import { ConfigError } from "../errors.js";
-import { RawContract } from "./raw.js";
+import { isMapping, RawContract } from "./raw.js";
 import { RULES } from "./rules/index.js";
 import type { Finding, LintRule, RuleHit } from "./types.js";
 
@@ -46,10 +46,8 @@ export function lintText(text: string, file: string, rules: readonly LintRule[] 
     if (rule.scope !== "document") continue;
     for (const hit of rule.check(doc)) findings.push(toFinding(rule, hit, doc, file));
   }
-  const data = doc.data;
-  const isMapping = typeof data === "object" && data !== null && !Array.isArray(data) && !(data instanceof Date);
-  if (findings.length === 0 && doc.errors.length === 0 && isMapping) {
-    const contract = new RawContract(data as Record<string, unknown>, doc);
+  if (findings.length === 0 && doc.errors.length === 0 && isMapping(doc.data)) {
+    const contract = new RawContract(doc.data, doc);
     for (const rule of rules) {
       if (rule.scope !== "contract") continue;
       for (const hit of rule.check(contract)) findings.push(toFinding(rule, hit, doc, file));

@@ -16,7 +16,7 @@ export class RawContract {
     let node: unknown = this.data;
     for (const part of path) {
       if (Array.isArray(node) && typeof part === "number") node = node[part];
-      else if (isMapping(node)) node = node[String(part)];
+      else if (isMapping(node) && Object.hasOwn(node, String(part))) node = node[String(part)];
       else return undefined;
     }
     return node;
@@ -28,7 +28,7 @@ export class RawContract {
     const parent = this.get(path.slice(0, -1));
     const last = path[path.length - 1];
     if (Array.isArray(parent)) return typeof last === "number" && last < parent.length;
-    return isMapping(parent) && Object.prototype.hasOwnProperty.call(parent, String(last));
+    return isMapping(parent) && Object.hasOwn(parent, String(last));
   }
 
   /** Scalar at `path` as a string (numbers and booleans too), or undefined. */

@@ -29,9 +29,6 @@ export function formatText(findings: readonly Finding[], filesScanned?: number):
   }
   const scope = filesScanned === undefined ? "" : ` in ${plural(filesScanned, "file")}`;
   if (findings.length === 0) lines.push(`No problems found${scope}.`);
-  else {
-    if (lines.length > 0) lines.push("");
-    lines.push(`${plural(findings.length, "problem")}${scope} (${severitySummary(findings)}).`);
-  }
+  else lines.push("", `${plural(findings.length, "problem")}${scope} (${severitySummary(findings)}).`);
   return lines.join("\n") + "\n";
 }

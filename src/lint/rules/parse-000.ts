@@ -1,3 +1,4 @@
+import { isMapping } from "../raw.js";
 import type { DocumentRule } from "../types.js";
 
 function describe(value: unknown): string {
@@ -41,7 +42,7 @@ model:
       ];
     }
     const data = doc.data;
-    if (typeof data === "object" && data !== null && !Array.isArray(data) && !(data instanceof Date)) return [];
+    if (isMapping(data)) return [];
     return [
       {
         message: `The top level is ${describe(data)}, not a mapping, so this is not a contract.`,
