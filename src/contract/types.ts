@@ -33,6 +33,11 @@ export interface FieldSpec {
   aliases: string[];
   /** Where the field was declared (for messages). */
   loc?: SourceLoc;
+  /** Field-level constraints as written; each also became a row rule (see `RowRule.origin`). */
+  acceptedValues?: Array<string | number | boolean>;
+  min?: number | string;
+  max?: number | string;
+  maxLength?: number;
 }
 
 export interface SourceLoc {
@@ -50,6 +55,11 @@ interface RuleBase {
   description?: string;
   category?: string;
   loc?: SourceLoc;
+  /**
+   * Where the rule came from: written under `quality` (`declared`), implied by `required: true`
+   * (`required`), or by a field's own `accepted_values` / `min` / `max` / `max_length` / `rules` (`field`).
+   */
+  origin?: "declared" | "required" | "field";
 }
 
 export type RowRule =
@@ -79,6 +89,8 @@ export interface Materialization {
   /** Table name inside the target; defaults to the dataset name. */
   table: string;
   partitionBy: string[];
+  /** The format as written when it is not one this runtime writes (e.g. `delta`); `format` then holds the fallback. */
+  declaredFormat?: string;
 }
 
 export interface QuarantineSpec {
@@ -87,6 +99,8 @@ export interface QuarantineSpec {
   target: string;
   format: LakeFormat;
   includeErrorReason: boolean;
+  /** The format as written when it is not one this runtime writes; `format` then holds the fallback. */
+  declaredFormat?: string;
 }
 
 export interface SchemaPolicy {
@@ -128,4 +142,9 @@ export interface Contract {
 export interface ContractWarning {
   message: string;
   loc?: SourceLoc;
+  /**
+   * Kind of finding, for tools: `unknown-key`, `unsupported` (written for the original but not
+   * enforced or written here), `derived` (a default taken from elsewhere), `suspicious`.
+   */
+  code?: "unknown-key" | "unsupported" | "derived" | "suspicious";
 }

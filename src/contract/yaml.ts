@@ -26,6 +26,8 @@ export interface YamlDoc {
   errors: YamlSyntaxProblem[];
   /** Position of the key at `path` (or of the value when it has no key, e.g. a list item). */
   locate(path: YamlPath): YamlPos | undefined;
+  /** Source text of the scalar value at `path` as written (`1.0` stays `1.0`), if it is a scalar. */
+  scalarSource?(path: YamlPath): string | undefined;
 }
 
 export function formatPath(path: YamlPath): string {
@@ -73,6 +75,23 @@ export function parseYaml(text: string, file?: string): YamlDoc {
     return best;
   };
 
+  const scalarSource = (path: YamlPath): string | undefined => {
+    let node: unknown = doc.contents;
+    for (const part of path) {
+      if (isMap(node)) {
+        const pair = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(part));
+        if (!pair) return undefined;
+        node = pair.value;
+      } else if (isSeq(node) && typeof part === "number") {
+        node = node.items[part];
+      } else {
+        return undefined;
+      }
+    }
+    if (!isScalar(node) || !node.range) return undefined;
+    return text.slice(node.range[0], node.range[1]);
+  };
+
   const data = errors.length === 0 ? doc.toJS({ maxAliasCount: 100 }) : undefined;
-  return { file, data, errors, locate };
+  return { file, data, errors, locate, scalarSource };
 }

@@ -1,0 +1,16 @@
+/** Public surface of the contract layer. */
+export { loadContract, parseContract, contractFromObject, defaultCheckpointKey, regexProblem } from "./load.js";
+export type { LoadContractOptions } from "./load.js";
+export { ContractError, formatProblem } from "./errors.js";
+export type { ContractProblem } from "./errors.js";
+export {
+  checkRuleExpression,
+  analyzeRuleExpression,
+  RuleExpressionError,
+  ALLOWED_FUNCTIONS,
+} from "./sql-guard.js";
+export type { RuleExpressionOptions, RuleExpressionInfo } from "./sql-guard.js";
+export { parseFieldType, TYPE_ALIASES } from "./field-types.js";
+export { parseYaml, formatPath } from "./yaml.js";
+export type { YamlDoc, YamlPath, YamlPos, YamlSyntaxProblem } from "./yaml.js";
+export type * from "./types.js";
