@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeCursor, encodeCursor } from "../../src/checkpoint/codec.js";
 import { ConfigError } from "../../src/errors.js";
 import { postgresChunkFetcher, postgresWatermarkSource, quoteIdent } from "../../src/sources/postgres.js";
 import type { ReadOptions, RunMode } from "../../src/sources/types.js";
@@ -19,19 +20,9 @@ import { requireService } from "../support/services.js";
 
 type Row = Record<string, unknown>;
 
-/** Typed JSON as a checkpoint store would keep it: Date and bigint survive, nothing else is special. */
+/** Through the checkpoint stores' typed JSON, as a committed cursor travels. */
 function roundTrip(cursor: unknown): unknown {
-  const text = JSON.stringify(cursor, function (this: Record<string, unknown>, key, value: unknown) {
-    const raw = this[key];
-    if (raw instanceof Date) return { $date: raw.toISOString() };
-    if (typeof raw === "bigint") return { $bigint: raw.toString() };
-    return value;
-  });
-  return JSON.parse(text, (_key, value: unknown) => {
-    if (value && typeof value === "object" && "$date" in value) return new Date(String(value.$date));
-    if (value && typeof value === "object" && "$bigint" in value) return BigInt(String(value.$bigint));
-    return value;
-  });
+  return decodeCursor(encodeCursor(cursor));
 }
 
 function opts(mode: RunMode, signal = new AbortController().signal): ReadOptions {
