@@ -83,9 +83,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       return EXIT.usage;
     }
     if (err instanceof LakeLogicError) {
-      // Deliberate errors (bad config, a missing optional package) carry a message meant for people.
+      // Deliberate errors carry a message meant for people. Bad input (config, contract, a missing
+      // optional package) is a usage error; a run that failed part-way is a failure.
       io.stderr(`lakelogic ${entry.name}: ${err.message}\n`);
-      return EXIT.usage;
+      return err.code === "STREAM_RUN_FAILED" ? EXIT.failed : EXIT.usage;
     }
     const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
     io.stderr(`lakelogic ${entry.name}: internal error: ${detail}\n`);

@@ -69,6 +69,8 @@ export interface BatchReport {
   lag?: SourceLag;
   /** The end snapshot of an available_now run, when the source has one. */
   endCursor?: Cursor;
+  /** Fraction (0..1) of the way to the end snapshot, when the source can tell. */
+  progress?: number;
   durationMs: number;
 }
 
@@ -204,6 +206,10 @@ export class StreamSink {
             totals: committed.record.totals,
             lag: await source.lag?.().catch(() => undefined),
             endCursor,
+            progress:
+              endCursor !== undefined && source.kind === "cursor"
+                ? source.progress?.(committed.record.cursor, endCursor)
+                : undefined,
             durationMs: Date.now() - started,
           };
         },

@@ -81,6 +81,13 @@ export class FileSource implements CursorSource {
     return { offset: this.end, line: -1 };
   }
 
+  progress(cursor: Cursor, end: Cursor): number | undefined {
+    const total = (end as FileCursor | undefined)?.offset;
+    const at = (cursor as FileCursor | undefined)?.offset;
+    if (typeof total !== "number" || typeof at !== "number") return undefined;
+    return total === 0 ? 1 : Math.min(1, at / total);
+  }
+
   async lag(): Promise<SourceLag | undefined> {
     const size = (await stat(this.path)).size;
     return { bytes: Math.max(0, size - this.position.offset) };

@@ -53,6 +53,8 @@ export interface CursorSource {
    */
   endCursor?(snapshot?: Cursor): Promise<Cursor | undefined>;
   read(options: ReadOptions): AsyncIterable<SourceRecord>;
+  /** How far `cursor` is from the start towards `end` (0..1), for progress bars; when computable. */
+  progress?(cursor: Cursor, end: Cursor): number | undefined;
   /** Called after each commit with the committed cursor (e.g. Kafka group commit). */
   committed?(cursor: Cursor): Promise<void>;
   lag?(): Promise<SourceLag | undefined>;

@@ -115,7 +115,7 @@ export class StreamRuntime {
         source.read({ mode: input.spec.mode, signal: open.reading.signal })[Symbol.asyncIterator](),
         () => source.currentCursor(),
       );
-      const batch = await open.collector.next({ ...limits, maxIdleMs: IDLE_FETCH_MS }, stop);
+      const batch = await open.collector.next({ ...limits, maxIdleMs: input.idleMs ?? IDLE_FETCH_MS }, stop);
       records = batch.records;
       if (batch.cursor !== undefined) cursor = encodeCursor(batch.cursor);
       exhausted = batch.exhausted;

@@ -36,7 +36,7 @@ export interface StreamWorkflowInput extends StreamSpec {
   /** Stop after this many committed batches (across continue-as-new). */
   maxBatches?: number;
   /** Activity timeouts in ms (tests shorten them to notice a dead worker sooner). */
-  timeouts?: { scheduleToStartMs?: number; startToCloseMs?: number; heartbeatMs?: number };
+  timeouts?: { scheduleToStartMs?: number; startToCloseMs?: number; heartbeatMs?: number; idleFetchMs?: number };
   /** Set by continue-as-new: the state carried into the next run. Never set it by hand. */
   carry?: StreamCarry;
 }
@@ -52,6 +52,8 @@ export interface StreamCarry {
   lastCommitAt: string | null;
   startedAt: string;
   resumedFrom: string | null;
+  /** available_now: the end snapshot captured by the first fetch of the drain. */
+  endCursor?: string | null;
 }
 
 export type StreamState = "starting" | "running" | "paused" | "stopping" | "completed";
@@ -106,6 +108,8 @@ export interface FetchBatchInput {
   batchId: number;
   /** available_now: the end snapshot, once captured; undefined on the first fetch of a drain. */
   endCursor?: string | null;
+  /** A fetch that finds nothing returns empty after this long (default 30 s). */
+  idleMs?: number;
 }
 
 export interface FetchBatchResult {

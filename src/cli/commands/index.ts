@@ -18,6 +18,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "Check contracts for unsafe settings (streaming with append, merge without a key, …)",
     load: async () => (await import("./lint.js")).lintCommand,
   },
+  {
+    name: "run",
+    summary: "Run a stream in this process: validate, write, commit the cursor after each batch",
+    load: async () => (await import("./run.js")).runCommand,
+  },
 ];
 
 export function findCommand(name: string): CommandEntry | undefined {

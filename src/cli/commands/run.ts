@@ -1,0 +1,138 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createSource } from "../../connectors/index.js";
+import { loadContract } from "../../contract/index.js";
+import { ConfigError } from "../../errors.js";
+import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
+import { oneOf, parseCommandArgs } from "../args.js";
+import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+
+const usage = `Usage: lakelogic run CONTRACT [options]
+
+Run a stream in this process (StreamSink): read the source, validate every record against
+CONTRACT, write good rows to the lake and bad rows to quarantine, and commit the cursor after
+each batch. A killed run resumes where it stopped.
+
+Options:
+  -s, --source JSON|FILE      source config, e.g. '{"type":"file","path":"events.ndjson"}'
+                              (default: the contract's source: block)
+  -m, --mode MODE             available_now | continuous (default: available_now)
+      --engine ENGINE         duckdb | polars (default: duckdb)
+      --checkpoint PATH       SQLite file, "target" or "memory"
+                              (default: <target>/_lakelogic/checkpoints.sqlite)
+      --checkpoint-key KEY    default: stream::<dataset>
+      --target-path DIR       the lake directory (default: the contract's, else ./lake)
+      --batch-size N          records per batch (default 1000)
+      --max-wait-ms N         cut a batch this long after its first record (default 1000)
+      --max-batches N         stop after N batches
+  -h, --help                  show this help
+
+On a terminal it shows progress; otherwise it prints one JSON summary line.
+Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
+`;
+
+function positive(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number >= 1 (got "${value}")`);
+  return n;
+}
+
+/** `--source` is inline JSON, or the path of a JSON file. */
+function parseSource(text: string): Record<string, unknown> {
+  const raw = text.trim().startsWith("{") ? text : existsSync(text) ? readFileSync(text, "utf8") : undefined;
+  if (raw === undefined) throw new UsageError(`--source: "${text}" is neither JSON nor an existing file`);
+  try {
+    const value = JSON.parse(raw) as unknown;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not an object");
+    return value as Record<string, unknown>;
+  } catch (err) {
+    throw new UsageError(`--source: expected a JSON object like {"type":"file","path":"x.ndjson"}: ${(err as Error).message}`);
+  }
+}
+
+/** One line, redrawn in place: records, rate, and percent of the end snapshot when known. */
+class Progress {
+  private records = 0;
+  private readonly started = Date.now();
+  constructor(private readonly io: CliIO) {}
+
+  update(b: BatchReport): void {
+    this.records += b.sourceCount;
+    const secs = Math.max(0.001, (Date.now() - this.started) / 1000);
+    const rate = Math.round(this.records / secs);
+    const pct = b.progress === undefined ? "" : ` ${(b.progress * 100).toFixed(1).padStart(5)}% ${bar(b.progress)}`;
+    this.io.stderr(
+      `\r${pct} ${this.records.toLocaleString("en")} records · ${rate.toLocaleString("en")}/s · ` +
+        `good ${b.totals.goodCount.toLocaleString("en")} · quarantined ${b.totals.badCount.toLocaleString("en")} · batch ${b.batchId}   `,
+    );
+  }
+
+  done(): void {
+    this.io.stderr("\n");
+  }
+}
+
+function bar(fraction: number, width = 24): string {
+  const full = Math.round(Math.min(1, Math.max(0, fraction)) * width);
+  return `[${"#".repeat(full)}${".".repeat(width - full)}]`;
+}
+
+function summaryLine(summary: StreamRunSummary): string {
+  return JSON.stringify(summary, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n";
+}
+
+export const runCommand: CliCommand = {
+  usage,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, {
+      source: { type: "string", short: "s" },
+      mode: { type: "string", short: "m" },
+      engine: { type: "string" },
+      checkpoint: { type: "string" },
+      "checkpoint-key": { type: "string" },
+      "target-path": { type: "string" },
+      "batch-size": { type: "string" },
+      "max-wait-ms": { type: "string" },
+      "max-batches": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    });
+    if (values.help) {
+      io.stdout(usage);
+      return EXIT.ok;
+    }
+    if (positionals.length !== 1) throw new UsageError("expected exactly one CONTRACT path");
+    const contractPath = positionals[0]!;
+    if (!existsSync(contractPath)) throw new UsageError(`contract not found: ${contractPath}`);
+    const mode = oneOf("--mode", values.mode, ["available_now", "continuous"] as const, "available_now");
+    const engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
+
+    const contract = await loadContract(contractPath);
+    const sourceConfig = values.source ? parseSource(values.source) : contract.source;
+    if (!sourceConfig) {
+      throw new ConfigError("source", "give --source, or a source: block in the contract");
+    }
+    const source = await createSource(sourceConfig);
+    const tty = process.stderr.isTTY === true;
+    const progress = tty ? new Progress(io) : undefined;
+    const sink = new StreamSink(contract, source, {
+      engine,
+      checkpoint: values.checkpoint,
+      checkpointKey: values["checkpoint-key"],
+      targetPath: values["target-path"],
+      batchSize: positive("--batch-size", values["batch-size"]),
+      maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]),
+      onBatch: progress ? (b) => progress.update(b) : undefined,
+    });
+    try {
+      const summary = await sink.run(mode, { maxBatches: positive("--max-batches", values["max-batches"]) });
+      progress?.done();
+      io.stdout(summaryLine(summary));
+      return EXIT.ok;
+    } catch (err) {
+      progress?.done();
+      const summary = (err as { summary?: StreamRunSummary }).summary;
+      if (summary) io.stdout(summaryLine(summary));
+      throw err;
+    }
+  },
+};

@@ -1,0 +1,143 @@
+/**
+ * The stream workflow's decisions as pure functions: how state advances after a commit, when to
+ * continue-as-new, what the status query says. Replay tests catch changed commands; these unit
+ * tests catch changed arithmetic, which replay cannot see. Workflow-safe: no I/O, no Node APIs.
+ */
+import type {
+  OpenStreamResult,
+  StreamCarry,
+  StreamLag,
+  StreamMode,
+  StreamState,
+  StreamStatus,
+  StreamWorkflowInput,
+  StreamWorkflowResult,
+  WriteBatchResult,
+} from "./types.js";
+
+export const DEFAULT_CONTINUE_AS_NEW_EVERY = 200;
+
+export function initialCarry(open: OpenStreamResult, nowIso: string): StreamCarry {
+  return {
+    key: open.key,
+    dataset: open.dataset,
+    cursor: open.cursor,
+    batchId: open.batchId,
+    totals: { ...open.totals },
+    run: { batches: 0, sourceCount: 0, goodCount: 0, badCount: 0 },
+    paused: false,
+    lastCommitAt: null,
+    startedAt: nowIso,
+    resumedFrom: open.cursor,
+  };
+}
+
+/** The cursor advances only here, after writeBatch returned (the checkpoint store has it too). */
+export function afterCommit(carry: StreamCarry, cursor: string | null, write: WriteBatchResult): StreamCarry {
+  return {
+    ...carry,
+    cursor,
+    batchId: write.batchId,
+    totals: { ...write.totals },
+    run: {
+      batches: carry.run.batches + 1,
+      sourceCount: carry.run.sourceCount + write.batch.sourceCount,
+      goodCount: carry.run.goodCount + write.batch.goodCount,
+      badCount: carry.run.badCount + write.batch.badCount,
+    },
+    lastCommitAt: write.committedAt,
+  };
+}
+
+/**
+ * After a worker was lost the checkpoint store is the truth: the lost worker may have committed
+ * the batch before it died, so the workflow takes the store's position and fetches from there.
+ */
+export function resync(carry: StreamCarry, open: OpenStreamResult): StreamCarry {
+  if (open.batchId === carry.batchId) return carry;
+  const gained = {
+    sourceCount: open.totals.sourceCount - carry.totals.sourceCount,
+    goodCount: open.totals.goodCount - carry.totals.goodCount,
+    badCount: open.totals.badCount - carry.totals.badCount,
+  };
+  return {
+    ...carry,
+    cursor: open.cursor,
+    batchId: open.batchId,
+    totals: { ...open.totals },
+    run: {
+      batches: carry.run.batches + (open.batchId - carry.batchId),
+      sourceCount: carry.run.sourceCount + gained.sourceCount,
+      goodCount: carry.run.goodCount + gained.goodCount,
+      badCount: carry.run.badCount + gained.badCount,
+    },
+  };
+}
+
+export function shouldContinueAsNew(
+  input: Pick<StreamWorkflowInput, "continueAsNewEvery">,
+  batchesThisRun: number,
+  suggested: boolean,
+): boolean {
+  if (batchesThisRun === 0) return false;
+  return suggested || batchesThisRun >= (input.continueAsNewEvery ?? DEFAULT_CONTINUE_AS_NEW_EVERY);
+}
+
+export function reachedMaxBatches(input: Pick<StreamWorkflowInput, "maxBatches">, carry: StreamCarry): boolean {
+  return input.maxBatches !== undefined && carry.run.batches >= input.maxBatches;
+}
+
+/** Pause and stop requests; stop wins over pause, and is graceful (after the in-flight batch). */
+export interface Control {
+  paused: boolean;
+  stopRequested: boolean;
+}
+
+export function stateOf(control: Control, finished: boolean): StreamState {
+  if (finished) return "completed";
+  if (control.stopRequested) return "stopping";
+  return control.paused ? "paused" : "running";
+}
+
+export function statusOf(
+  carry: StreamCarry,
+  state: StreamState,
+  mode: StreamMode,
+  lag: StreamLag | null,
+  decode: (cursor: string) => unknown,
+): StreamStatus {
+  return {
+    state,
+    checkpointKey: carry.key,
+    dataset: carry.dataset,
+    mode,
+    cursor: carry.cursor === null ? null : decode(carry.cursor),
+    batchId: carry.batchId,
+    sourceCount: carry.totals.sourceCount,
+    goodCount: carry.totals.goodCount,
+    badCount: carry.totals.badCount,
+    lastCommitAt: carry.lastCommitAt,
+    lag,
+  };
+}
+
+export function resultOf(
+  carry: StreamCarry,
+  stoppedBy: StreamWorkflowResult["stoppedBy"],
+  nowIso: string,
+  decode: (cursor: string) => unknown,
+): StreamWorkflowResult {
+  return {
+    checkpointKey: carry.key,
+    batches: carry.run.batches,
+    sourceCount: carry.run.sourceCount,
+    goodCount: carry.run.goodCount,
+    badCount: carry.run.badCount,
+    cursor: carry.cursor === null ? null : decode(carry.cursor),
+    resumedFrom: carry.resumedFrom === null ? null : decode(carry.resumedFrom),
+    startedAt: carry.startedAt,
+    finishedAt: nowIso,
+    stoppedBy,
+    totals: { ...carry.totals },
+  };
+}

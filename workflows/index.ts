@@ -1,0 +1,1 @@
+export { streamWorkflow, pauseSignal, resumeSignal, stopSignal, statusQuery } from "./stream.js";

@@ -1,0 +1,187 @@
+/**
+ * One durable workflow per stream (id `lakelogic:<checkpointKey>`). Deterministic orchestration
+ * only: every read, validation and write happens in activities over the shared batch core.
+ *
+ * Per batch: fetchBatch → validateBatch → writeBatch (→ ackBatch), all three on the worker-specific
+ * task queue of one worker, because the rows wait in that worker's local spool (I4). The cursor
+ * advances in workflow state only after writeBatch returned. If the worker disappears, the batch
+ * restarts from fetchBatch on another worker, from the position the checkpoint store holds.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  TimeoutFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from "@temporalio/workflow";
+import type { BatchActivities, SharedActivities } from "../activities/index.js";
+import { decodeCursorForDisplay } from "../src/temporal/display.js";
+import {
+  afterCommit,
+  initialCarry,
+  reachedMaxBatches,
+  resultOf,
+  resync,
+  shouldContinueAsNew,
+  stateOf,
+  statusOf,
+  type Control,
+} from "../src/temporal/stream-state.js";
+import type {
+  StreamCarry,
+  StreamLag,
+  StreamSpec,
+  StreamState,
+  StreamStatus,
+  StreamWorkflowInput,
+  StreamWorkflowResult,
+} from "../src/temporal/types.js";
+
+export const pauseSignal = defineSignal("pause");
+export const resumeSignal = defineSignal("resume");
+export const stopSignal = defineSignal("stop");
+export const statusQuery = defineQuery<StreamStatus>("status");
+
+const shared = proxyActivities<SharedActivities>({
+  startToCloseTimeout: "1 minute",
+  retry: { initialInterval: "1 second", maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE() },
+});
+
+/** Errors that a retry cannot fix: bad configuration, a bad contract, a rival writer. */
+function NON_RETRYABLE(): string[] {
+  return ["ConfigError", "ContractError", "CheckpointConflictError", "NotReplayableError", "MissingDependencyError", "SpoolMissingError"];
+}
+
+function batchActivities(queue: string, t: StreamWorkflowInput["timeouts"] = {}) {
+  return proxyActivities<BatchActivities>({
+    taskQueue: queue,
+    // A dead worker never starts the task: this is how the workflow notices and moves the batch.
+    scheduleToStartTimeout: t.scheduleToStartMs ?? 60_000,
+    startToCloseTimeout: t.startToCloseMs ?? 10 * 60_000,
+    heartbeatTimeout: t.heartbeatMs ?? 30_000,
+    retry: { initialInterval: "1 second", maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE() },
+  });
+}
+
+/** The worker that held the batch is gone (or its spool is): restart the batch elsewhere. */
+function workerLost(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  const cause = err.cause;
+  if (cause instanceof TimeoutFailure) return true;
+  return cause instanceof ApplicationFailure && cause.type === "SpoolMissingError";
+}
+
+export async function streamWorkflow(input: StreamWorkflowInput): Promise<StreamWorkflowResult> {
+  const spec: StreamSpec = {
+    contract: input.contract,
+    source: input.source,
+    mode: input.mode,
+    checkpointKey: input.checkpointKey,
+    batchSize: input.batchSize,
+    maxBatchBytes: input.maxBatchBytes,
+    maxWaitMs: input.maxWaitMs,
+    targetPath: input.targetPath,
+    engine: input.engine,
+    checkpoint: input.checkpoint,
+  };
+  // The starting position comes from the checkpoint store, so StreamSink and this workflow can
+  // take turns on one stream; after continue-as-new it is carried instead.
+  let carry: StreamCarry = input.carry ?? initialCarry(await shared.openStream(spec), new Date().toISOString());
+  let endCursor: string | null | undefined = input.carry?.endCursor;
+  const control: Control = { paused: carry.paused, stopRequested: false };
+  let lag: StreamLag | null = null;
+  let finished = false;
+  let publishedState: StreamState | undefined;
+
+  setHandler(pauseSignal, () => void (control.paused = true));
+  setHandler(resumeSignal, () => void (control.paused = false));
+  setHandler(stopSignal, () => void (control.stopRequested = true));
+  setHandler(statusQuery, () => statusOf(carry, stateOf(control, finished), input.mode, lag, decodeCursorForDisplay));
+
+  const publish = () => {
+    const state = stateOf(control, finished);
+    if (state === publishedState) return;
+    publishedState = state;
+    upsertSearchAttributes({
+      LakeLogicStreamKey: [carry.key],
+      LakeLogicDataset: [carry.dataset],
+      LakeLogicMode: [input.mode],
+      LakeLogicState: [state],
+    });
+  };
+
+  const writerId = `temporal:${workflowInfo().workflowId}`;
+  let queue: string | undefined;
+  let batchesThisRun = 0;
+  let stoppedBy: StreamWorkflowResult["stoppedBy"] = "end";
+
+  publish();
+  while (true) {
+    if (control.paused && !control.stopRequested) {
+      publish();
+      await condition(() => !control.paused || control.stopRequested);
+    }
+    if (control.stopRequested) {
+      stoppedBy = "stop";
+      break;
+    }
+    publish();
+    if (reachedMaxBatches(input, carry)) {
+      stoppedBy = "max-batches";
+      break;
+    }
+    if (shouldContinueAsNew(input, batchesThisRun, workflowInfo().continueAsNewSuggested)) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof streamWorkflow>({
+        ...input,
+        carry: { ...carry, paused: control.paused, endCursor },
+      });
+    }
+
+    queue ??= await shared.getWorkerQueue();
+    const batch = batchActivities(queue, input.timeouts);
+    try {
+      const fetched = await batch.fetchBatch({
+        spec,
+        key: carry.key,
+        cursor: carry.cursor,
+        batchId: carry.batchId,
+        endCursor,
+        idleMs: input.timeouts?.idleFetchMs,
+      });
+      if (fetched.endCursor !== undefined) endCursor = fetched.endCursor;
+      lag = fetched.lag;
+      if (fetched.count > 0 || fetched.cursorMoved) {
+        const validated = fetched.spool ? await batch.validateBatch({ spec, spool: fetched.spool }) : undefined;
+        const written = await batch.writeBatch({
+          spec,
+          key: carry.key,
+          writerId,
+          validated: validated?.validated ?? null,
+          fetched: fetched.spool,
+          previous: { cursor: carry.cursor, batchId: carry.batchId, totals: carry.totals },
+          cursor: fetched.cursor,
+        });
+        carry = afterCommit(carry, fetched.cursor, written);
+        batchesThisRun++;
+        // I8: acknowledgements only after the commit.
+        if (fetched.ackSource && fetched.spool) await batch.ackBatch({ spec, spool: fetched.spool });
+      }
+      if (fetched.exhausted) break;
+    } catch (err) {
+      if (!workerLost(err)) throw err;
+      queue = undefined;
+      carry = resync(carry, await shared.openStream(spec));
+    }
+  }
+  finished = true;
+  publish();
+  return resultOf(carry, stoppedBy, new Date().toISOString(), decodeCursorForDisplay);
+}
