@@ -5,6 +5,26 @@ import type { AckSource, CursorSource, Source, StreamConnector } from "./types.j
 export * from "./types.js";
 export { IterableSource, NotReplayableError, connectorSource } from "./iterable.js";
 export type { IterableCursor, IterableSourceOptions } from "./iterable.js";
+export { FileSource, type FileCursor, type FileSourceOptions } from "./file.js";
+export {
+  WatermarkChunkSource,
+  WatermarkOrderError,
+  SourceBusyError,
+  type WatermarkValue,
+  type WatermarkPosition,
+  type FetchChunk,
+  type FetchMax,
+  type WatermarkChunkSourceOptions,
+} from "./watermark.js";
+export {
+  postgresChunkFetcher,
+  postgresWatermarkSource,
+  quoteIdent,
+  type SqlQueryable,
+  type PostgresChunkFetcherOptions,
+  type PostgresChunkFetcher,
+  type PostgresWatermarkSourceOptions,
+} from "./postgres.js";
 
 /** What StreamSink accepts as its source. */
 export type SourceInput = Source | StreamConnector | Iterable<unknown> | AsyncIterable<unknown>;

@@ -106,7 +106,7 @@ export class WatermarkChunkSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
   /** Present only when `fetchMax` was given. */
-  readonly endCursor?: () => Promise<Cursor | undefined>;
+  readonly endCursor?: (snapshot?: Cursor) => Promise<Cursor | undefined>;
 
   private readonly fetchChunk: FetchChunk;
   private readonly watermarkField: string;
@@ -161,9 +161,10 @@ export class WatermarkChunkSource implements CursorSource {
       `watermark ${this.watermarkField}${this.tieBreakerField ? `, ${this.tieBreakerField}` : ""}`;
     const fetchMax = options.fetchMax;
     if (fetchMax) {
-      this.endCursor = async () => {
-        const max = await fetchMax();
-        this.end = max === undefined ? null : this.checkCursor(max, "fetchMax() result");
+      this.endCursor = async (snapshot?: Cursor) => {
+        // A snapshot captured by an earlier fetch (another worker) is adopted as it is.
+        const max = snapshot === undefined ? await fetchMax() : (snapshot as WatermarkPosition | null);
+        this.end = max === undefined || max === null ? null : this.checkCursor(max, "fetchMax() result");
         return this.end === null ? undefined : copy(this.end);
       };
     }

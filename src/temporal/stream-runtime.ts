@@ -102,7 +102,7 @@ export class StreamRuntime {
       const end =
         input.endCursor === undefined
           ? await source.endCursor?.()
-          : await source.endCursor?.(input.endCursor === null ? undefined : decodeCursor(input.endCursor));
+          : await source.endCursor?.(input.endCursor === null ? null : decodeCursor(input.endCursor));
       if (input.endCursor === undefined) endCursor = end === undefined ? null : encodeCursor(end);
     }
 
