@@ -171,7 +171,8 @@ class Normaliser {
   }
 
   error(path: YamlPath, message: string, expected?: string): void {
-    const pos = this.doc?.locate(path);
+    // An empty document has no node to point at: its problems are at the start of the file.
+    const pos = this.doc ? (this.doc.locate(path) ?? { line: 1, column: 1 }) : undefined;
     this.problems.push({
       path: path.length === 0 ? "" : formatPath(path),
       message,
@@ -372,7 +373,8 @@ class Normaliser {
       materialization,
       quarantine,
       schemaPolicy,
-      warnings: this.warnings,
+      // In file order, like the problems, so a reader can walk down the file.
+      warnings: [...this.warnings].sort((a, b) => (a.loc?.line ?? 0) - (b.loc?.line ?? 0) || (a.loc?.column ?? 0) - (b.loc?.column ?? 0)),
       raw,
     };
     if (version !== undefined) contract.version = version;
