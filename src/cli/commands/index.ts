@@ -23,6 +23,41 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "Run a stream in this process: validate, write, commit the cursor after each batch",
     load: async () => (await import("./run.js")).runCommand,
   },
+  {
+    name: "worker",
+    summary: "Run a Temporal worker for stream workflows and their batches",
+    load: async () => (await import("./worker.js")).workerCommand,
+  },
+  {
+    name: "start",
+    summary: "Start a stream as a Temporal workflow (lakelogic:<checkpointKey>)",
+    load: async () => (await import("./start.js")).startCommand,
+  },
+  {
+    name: "schedule",
+    summary: "Create, delete or trigger a Temporal Schedule of available_now drains",
+    load: async () => (await import("./schedule.js")).scheduleCommand,
+  },
+  {
+    name: "status",
+    summary: "Show a stream's state, cursor, counts and lag (or list running streams)",
+    load: async () => (await import("./status.js")).statusCommand,
+  },
+  {
+    name: "pause",
+    summary: "Pause a stream after its in-flight batch",
+    load: async () => (await import("./control.js")).controlCommand("pause"),
+  },
+  {
+    name: "resume",
+    summary: "Resume a paused stream",
+    load: async () => (await import("./control.js")).controlCommand("resume"),
+  },
+  {
+    name: "stop",
+    summary: "Stop a stream gracefully (the in-flight batch commits first)",
+    load: async () => (await import("./control.js")).controlCommand("stop"),
+  },
 ];
 
 export function findCommand(name: string): CommandEntry | undefined {

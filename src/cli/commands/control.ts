@@ -1,0 +1,41 @@
+import { StreamClient } from "../../temporal/client.js";
+import { parseCommandArgs } from "../args.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP, connectionOf } from "../temporal-flags.js";
+import { EXIT, UsageError, type CliCommand } from "../types.js";
+
+const WHAT = {
+  pause: "Pause a stream after its in-flight batch; it holds its position until resumed.",
+  resume: "Resume a paused stream.",
+  stop: "Stop a stream gracefully: the in-flight batch finishes and commits, then the workflow completes.",
+} as const;
+
+/** `pause`, `resume` and `stop` are one command with three signals. */
+export function controlCommand(signal: keyof typeof WHAT): CliCommand {
+  const usage = `Usage: lakelogic ${signal} KEY [options]
+
+${WHAT[signal]} KEY is the checkpoint key (e.g. stream::orders).
+
+Options:
+${CONNECTION_HELP}
+  -h, --help
+`;
+  return {
+    usage,
+    async run(args, io) {
+      const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, help: { type: "boolean", short: "h" } });
+      if (values.help) {
+        io.stdout(usage);
+        return EXIT.ok;
+      }
+      if (positionals.length !== 1) throw new UsageError("expected exactly one checkpoint KEY");
+      const client = await StreamClient.connect(connectionOf(values));
+      try {
+        await client.signal(positionals[0]!, signal);
+        io.stdout(JSON.stringify({ checkpointKey: positionals[0], signal }) + "\n");
+        return EXIT.ok;
+      } finally {
+        await client.close();
+      }
+    },
+  };
+}

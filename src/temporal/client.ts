@@ -1,0 +1,146 @@
+import {
+  Client,
+  Connection,
+  ScheduleOverlapPolicy,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from "@temporalio/client";
+import { loadContract } from "../contract/index.js";
+import { LakeLogicError } from "../errors.js";
+import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "./types.js";
+import { DEFAULT_TASK_QUEUE } from "./worker.js";
+
+export const WORKFLOW_TYPE = "streamWorkflow";
+
+/** The workflow id of a stream: one workflow per checkpoint key (I3). */
+export function streamWorkflowId(checkpointKey: string): string {
+  return `lakelogic:${checkpointKey}`;
+}
+
+export interface ClientOptions {
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+}
+
+export class StreamAlreadyRunningError extends LakeLogicError {
+  constructor(readonly workflowId: string) {
+    super(
+      "STREAM_ALREADY_RUNNING",
+      `stream workflow ${workflowId} is already running: one writer per checkpoint key. ` +
+        `Use "lakelogic status" to see it, or "lakelogic stop" to end it first.`,
+    );
+  }
+}
+
+/** A client for LakeLogic's streams on a Temporal cluster. */
+export class StreamClient {
+  private constructor(
+    readonly client: Client,
+    private readonly connection: Connection,
+    readonly taskQueue: string,
+  ) {}
+
+  static async connect(options: ClientOptions = {}): Promise<StreamClient> {
+    const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233";
+    const connection = await Connection.connect({ address });
+    const client = new Client({ connection, namespace: options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? "default" });
+    return new StreamClient(client, connection, options.taskQueue ?? DEFAULT_TASK_QUEUE);
+  }
+
+  /** The checkpoint key a stream input resolves to (reads the contract for the default). */
+  static async checkpointKeyOf(input: Pick<StreamWorkflowInput, "checkpointKey" | "contract">): Promise<string> {
+    if (input.checkpointKey) return input.checkpointKey;
+    return `stream::${(await loadContract(input.contract)).dataset}`;
+  }
+
+  async start(input: StreamWorkflowInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
+    const key = await StreamClient.checkpointKeyOf(input);
+    const workflowId = streamWorkflowId(key);
+    try {
+      return await this.client.workflow.start(WORKFLOW_TYPE, {
+        taskQueue: this.taskQueue,
+        workflowId,
+        args: [{ ...input, checkpointKey: key }],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw new StreamAlreadyRunningError(workflowId);
+      throw err;
+    }
+  }
+
+  handle(checkpointKey: string): WorkflowHandle {
+    return this.client.workflow.getHandle(streamWorkflowId(checkpointKey));
+  }
+
+  status(checkpointKey: string): Promise<StreamStatus> {
+    return this.handle(checkpointKey).query<StreamStatus>("status");
+  }
+
+  async signal(checkpointKey: string, signal: "pause" | "resume" | "stop"): Promise<void> {
+    await this.handle(checkpointKey).signal(signal);
+  }
+
+  result(checkpointKey: string): Promise<StreamWorkflowResult> {
+    return this.handle(checkpointKey).result() as Promise<StreamWorkflowResult>;
+  }
+
+  /** Running streams, from the search attributes the workflow publishes. */
+  async list(): Promise<Array<{ workflowId: string; key: string; state: string; dataset: string; mode: string }>> {
+    const out = [];
+    for await (const wf of this.client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` })) {
+      const sa = wf.searchAttributes as Record<string, unknown[] | undefined>;
+      out.push({
+        workflowId: wf.workflowId,
+        key: String(sa.LakeLogicStreamKey?.[0] ?? wf.workflowId.replace(/^lakelogic:/, "")),
+        state: String(sa.LakeLogicState?.[0] ?? "unknown"),
+        dataset: String(sa.LakeLogicDataset?.[0] ?? ""),
+        mode: String(sa.LakeLogicMode?.[0] ?? ""),
+      });
+    }
+    return out;
+  }
+
+  /**
+   * A Temporal Schedule that starts an available_now drain every `everyMs`. Overlap SKIP: a
+   * drain still running when the next is due is not doubled. Each drain starts from the
+   * checkpoint store, not from the previous run's result.
+   */
+  async createSchedule(name: string, input: StreamWorkflowInput, everyMs: number): Promise<void> {
+    const key = await StreamClient.checkpointKeyOf(input);
+    await this.client.schedule.create({
+      scheduleId: name,
+      spec: { intervals: [{ every: everyMs }] },
+      action: {
+        type: "startWorkflow",
+        workflowType: WORKFLOW_TYPE,
+        taskQueue: this.taskQueue,
+        workflowId: streamWorkflowId(key),
+        args: [{ ...input, mode: "available_now", checkpointKey: key }],
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+    });
+  }
+
+  async deleteSchedule(name: string): Promise<void> {
+    await this.client.schedule.getHandle(name).delete();
+  }
+
+  async triggerSchedule(name: string): Promise<void> {
+    await this.client.schedule.getHandle(name).trigger(ScheduleOverlapPolicy.SKIP);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}
+
+/** `15m`, `1h`, `30s`, `2d` or plain milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(text.trim());
+  if (!m) throw new LakeLogicError("CONFIG", `"${text}" is not a duration; expected e.g. 30s, 15m, 1h, 2d`);
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? "ms") as "ms"];
+  return Math.round(n * unit);
+}
