@@ -7,7 +7,11 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
  * `node:util` parseArgs, strict, with its errors turned into UsageError (exit 2) and the
  * message cut to its first sentence (the rest is advice about `--` that rarely applies).
  */
-export function parseCommandArgs<O extends Options>(args: string[], options: O) {
+export type ParsedCommandArgs<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
+
+export function parseCommandArgs<O extends Options>(args: string[], options: O): ParsedCommandArgs<O> {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
