@@ -63,7 +63,7 @@ const FIELD_KEYS = [
   "examples", "tags", "enum",
 ];
 const QUALITY_KEYS = ["row_rules", "dataset_rules", "enforce_required", "fail_pipeline_on_dataset_error"];
-const RULE_LABEL_KEYS = ["name", "severity", "category", "description", "phase", "enabled"];
+const RULE_LABEL_KEYS = ["name", "severity", "category", "description", "phase"];
 const ROW_KINDS = ["not_null", "accepted_values", "regex_match", "range", "referential_integrity", "lifecycle_window"];
 const DATASET_KINDS = ["unique", "null_ratio", "row_count_between"];
 const DATASET_SQL_KEYS = ["must_be_between", "must_be_less_than", "must_be_greater_than"];
@@ -527,6 +527,13 @@ class Normaliser {
     }
     const name = this.nonEmptyStr(m["name"], [...path, "name"]);
     if (name === undefined) return undefined;
+    // Field names end up quoted inside SQL and in file headers: no control or invisible characters.
+    const bad = /[\u0000-\u001f\u007f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/u.exec(name);
+    if (bad) {
+      const cp = `U+${(bad[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+      this.error([...path, "name"], `field name contains the control or invisible character ${cp}`, "a name of visible characters");
+      return undefined;
+    }
     let declaredType = "string";
     let parsed: ReturnType<typeof parseFieldType> | undefined;
     if (m["type"] === undefined) {

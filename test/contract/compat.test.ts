@@ -85,6 +85,22 @@ describe("a contract written for the Python original", () => {
     expect(c.raw).toEqual(parse(readFileSync(SILVER, "utf8")));
   });
 
+  it("accepts field-level primary_key: true when it agrees with the top-level primary_key", () => {
+    const c = parseContract(
+      "dataset: d\nprimary_key: [id]\nmodel:\n  fields:\n    - {name: id, type: long, required: true, primary_key: true}\n",
+    );
+    expect(c.primaryKey).toEqual(["id"]);
+    expect(c.warnings).toEqual([]);
+  });
+
+  it("accepts the original's rule extras: phase and category", () => {
+    const c = parseContract(
+      "dataset: d\nquality:\n  row_rules:\n    - {name: late, sql: a > 1, phase: post, category: Correctness}\n",
+    );
+    expect(c.rowRules[0]).toMatchObject({ id: "late", category: "correctness" });
+    expect(c.warnings).toEqual([]);
+  });
+
   it("reads `on`, `yes` and `off` as strings, as the original does", () => {
     const c = parseContract("dataset: d\ntransformations:\n  - deduplicate: {on: [id]}\nmetadata: {flag: yes, mode: off}\n");
     expect(c.raw).toMatchObject({ transformations: [{ deduplicate: { on: ["id"] } }], metadata: { flag: "yes", mode: "off" } });

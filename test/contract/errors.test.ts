@@ -121,6 +121,8 @@ describe("wrong types and missing keys", () => {
     ["model:\n  fields:\n    - {name: a, type: int, max_length: -1}\n", "model.fields[0].max_length", "found -1"],
     ["model:\n  fields:\n    - {name: a, type: int, accepted_values: []}\n", "model.fields[0].accepted_values", "is empty"],
     ["model:\n  primary_key: [a]\n", "model.primary_key", "primary_key belongs at the top level"],
+    ['model:\n  fields:\n    - {name: "a\\u200Bb", type: int}\n', "model.fields[0].name", "invisible character U+200B"],
+    ['model:\n  fields:\n    - {name: "a\\tb", type: int}\n', "model.fields[0].name", "control or invisible character U+0009"],
     ["model:\n  fields:\n    - {name: a, type: int, unique: true}\n", "model.fields[0].unique", "field-level unique is not read; expected a dataset rule: quality.dataset_rules: [{unique: a}]"],
     ["model:\n  fields:\n    - {name: a, type: int, primary_key: true}\n", "model.fields[0].primary_key", "list 'a' in the top-level primary_key"],
     ["primary_key: {a: 1}\n", "primary_key", "found a mapping; expected a name or a list of names"],

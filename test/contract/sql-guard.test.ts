@@ -99,14 +99,14 @@ describe("checkRuleExpression: hostile rules", () => {
     ["select * from read_csv('x')", /statements are not allowed/],
     ["ATTACH 'x.db'", /statements are not allowed/],
     ["attach 'x.db' AS y", /statements are not allowed/],
-    ["COPY t TO '/tmp/x'", /statements are not allowed/],
+    ["COPY t TO 'out.csv'", /statements are not allowed/],
     ["PRAGMA enable_profiling", /statements are not allowed/],
     ["SET enable_external_access = true", /statements are not allowed/],
     ["INSTALL httpfs", /statements are not allowed/],
     ["LOAD httpfs", /statements are not allowed/],
     ["CALL pragma_version()", /statements are not allowed/],
-    ["EXPORT DATABASE '/tmp/x'", /statements are not allowed/],
-    ["IMPORT DATABASE '/tmp/x'", /statements are not allowed/],
+    ["EXPORT DATABASE 'backup_dir'", /statements are not allowed/],
+    ["IMPORT DATABASE 'backup_dir'", /statements are not allowed/],
     ["WITH x AS (SELECT 1) SELECT * FROM x", /statements are not allowed/],
     ["amount > 0 OR DROP", /reserved SQL word/],
     ["read_csv('/etc/passwd') IS NOT NULL", /read_csv\(\) is not allowed: it reads files/],
@@ -187,6 +187,17 @@ describe("checkRuleExpression: hostile rules", () => {
     expect(err.token).toBe("getenv");
     expect(err.offset).toBe(15);
     expect(err.message).toContain("Expression: amount > 0 AND getenv('HOME') = ''");
+  });
+
+  it("refuses functions that can blow a row up into gigabytes", () => {
+    rejects("length(repeat(name, 1000000000)) > 0", /repeat\(\) is not allowed/);
+    rejects("lpad(name, 1000000000, 'x') <> ''", /lpad\(\) is not allowed/);
+    rejects("printf('%0999999999d', 1) <> ''", /printf\(\) is not allowed/);
+  });
+
+  it("refuses absurd nesting", () => {
+    rejects("(".repeat(100) + "amount" + ")".repeat(100), /nested deeper than 64/);
+    expect(() => checkRuleExpression("(".repeat(30) + "amount > 0" + ")".repeat(30), { fields: FIELDS })).not.toThrow();
   });
 
   it("refuses over-long expressions", () => {
