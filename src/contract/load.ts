@@ -140,6 +140,8 @@ interface RuleDraft<R> {
   path: YamlPath;
   /** For rules written as `sql:`, where the expression is (problems point there). */
   sqlPath?: YamlPath;
+  /** A range rule that became `sql` (date bounds) still covers its field's own min/max. */
+  rangeField?: string;
 }
 
 /** What one row rule item said about the field it checks (for "already covered" decisions). */
@@ -714,7 +716,7 @@ class Normaliser {
     const inclusive = this.bool(cfg["inclusive"], [...cfgPath, "inclusive"]) ?? true;
     const id = labels.name ?? `range:${field}`;
     const rule = this.rangeRule(id, labels, path, ctx.origin, field, cfg["min"], cfg["max"], inclusive, cfgPath);
-    return rule ? [{ rule, path }] : [];
+    return rule ? [{ rule, path, rangeField: field }] : [];
   }
 
   /** A range: numeric bounds make a `range` rule; date/time strings (as the original allows) a `sql` rule. */
@@ -1259,7 +1261,8 @@ interface ParsedField {
 
 function coveredFields(drafts: Array<RuleDraft<RowRule>>): Covered {
   const c: Covered = { notNull: new Set(), acceptedValues: new Set(), range: new Set() };
-  for (const { rule } of drafts) {
+  for (const { rule, rangeField } of drafts) {
+    if (rangeField !== undefined) c.range.add(rangeField.toLowerCase());
     if (rule.kind === "not_null") c.notNull.add(rule.field.toLowerCase());
     else if (rule.kind === "accepted_values") c.acceptedValues.add(rule.field.toLowerCase());
     else if (rule.kind === "range") c.range.add(rule.field.toLowerCase());
@@ -1268,8 +1271,6 @@ function coveredFields(drafts: Array<RuleDraft<RowRule>>): Covered {
       const m = NOT_NULL_SQL.exec(rule.sql);
       const col = m?.[1] ?? m?.[2];
       if (col !== undefined) c.notNull.add(col.toLowerCase());
-      // A range given with date strings became sql; it still covers the field's own min/max.
-      if (rule.id.startsWith("range:")) c.range.add(rule.id.slice("range:".length).toLowerCase());
     }
   }
   return c;
@@ -1333,12 +1334,15 @@ export function contractFromObject(data: Record<string, unknown>, file?: string)
 
 function looksLikePath(s: string, resolved: string): boolean {
   if (s.includes("\n")) return false;
-  if (/\.ya?ml$/i.test(s.trim())) return true;
+  let exists = false;
   try {
-    return existsSync(resolved) && statSync(resolved).isFile();
+    exists = existsSync(resolved) && statSync(resolved).isFile();
   } catch {
-    return false;
+    exists = false;
   }
+  if (exists) return true;
+  // `dataset: orders.yaml` is one line of YAML, not a missing file.
+  return /\.ya?ml$/i.test(s.trim()) && !/:\s/.test(s);
 }
 
 /**

@@ -403,6 +403,8 @@ export function analyzeRuleExpression(sql: string, options?: RuleExpressionOptio
           fail(`statements are not allowed (${t.text}); a rule is a boolean expression evaluated for each row, like a WHERE clause`, t);
         }
         if (EXPRESSION_KEYWORDS.has(name)) {
+          // `IN` takes a list of values only: `x IN tbl` must never name anything else.
+          if (name === "in" && next?.kind !== "lparen") fail("IN must be followed by a parenthesised list of values", next ?? t);
           // `NOT (…)`, `IN (…)`, `THEN (…)`: the parenthesis that follows is a group, not a call.
           k++;
           continue;
@@ -423,7 +425,7 @@ export function analyzeRuleExpression(sql: string, options?: RuleExpressionOptio
           k += 2;
           continue;
         }
-        if (TYPED_LITERAL_WORDS.has(name) && next?.kind === "string") {
+        if ((TYPED_LITERAL_WORDS.has(name) || TYPE_WORDS.has(name)) && next?.kind === "string") {
           // DATE '2024-01-01', TIMESTAMP '…', INTERVAL '1 day', INTERVAL '2' HOUR
           k += 2;
           if (name === "interval" && at(k)?.kind === "ident" && INTERVAL_UNITS.has(at(k)!.value)) k++;
@@ -463,6 +465,8 @@ export function analyzeRuleExpression(sql: string, options?: RuleExpressionOptio
           fail(`${t.text} is a reserved SQL word (${what})${hint}`, t);
         }
         if (name === "cast" || name === "try_cast") fail(`${t.text} must be followed by (`, t);
+        // SQL reads `name 'text'` as a cast to a type called `name`: allow it only for real type names.
+        if (next?.kind === "string") fail(`${t.text} '…' is not a typed literal; write CAST('…' AS type) with a SQL type`, t);
         calledMember(k);
         columnRef(t, t.text, false);
         k++;
@@ -470,6 +474,7 @@ export function analyzeRuleExpression(sql: string, options?: RuleExpressionOptio
       }
       case "qident": {
         if (next?.kind === "lparen") fail(`quoted function names are not allowed (${t.text}(…)); call functions by their plain name`, t);
+        if (next?.kind === "string") fail(`${t.text} '…' is not a typed literal; write CAST('…' AS type) with a SQL type`, t);
         if (prev?.kind !== "dot") {
           calledMember(k);
           columnRef(t, t.value, true);

@@ -148,6 +148,10 @@ describe("loadContract inputs", () => {
     );
   });
 
+  it("reads one line of YAML that happens to end in .yaml as text", async () => {
+    expect((await loadContract("dataset: orders.yaml")).dataset).toBe("orders.yaml");
+  });
+
   it("accepts a plain object", async () => {
     const c = await loadContract({ dataset: "obj", primary_key: "id", model: { fields: [{ name: "id", type: "int", required: true }] } });
     expect(c.dataset).toBe("obj");

@@ -231,6 +231,11 @@ model:
     expect(rule(c, "accepted_values:status")).toMatchObject({ values: ["NEW"], origin: "declared" });
   });
 
+  it("a named range with date bounds also covers the field's own min/max", () => {
+    const c = load(`dataset: d\nmodel:\n  fields:\n    - {name: day, type: date, min: "2000-01-01"}\nquality:\n  row_rules:\n    - range: {field: day, min: "2010-01-01", name: recent}\n`);
+    expect(ids(c)).toEqual(["recent"]);
+  });
+
   it("reads a field's own rules, defaulting their field to the enclosing one", () => {
     const c = load(`
 dataset: d

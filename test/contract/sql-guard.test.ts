@@ -41,6 +41,7 @@ describe("checkRuleExpression: expressions that must be accepted", () => {
     "created_at::TIMESTAMP WITH TIME ZONE IS NOT NULL",
     "CAST(amount AS DOUBLE PRECISION) > 1e-3",
     "created_at >= DATE '2020-01-01'",
+    "amount > INTEGER '5'",
     "created_at < TIMESTAMP '2100-01-01 00:00:00'",
     "date_part('year', created_at) >= 2000",
     "year(created_at) > 1999 AND month(created_at) BETWEEN 1 AND 12",
@@ -174,6 +175,10 @@ describe("checkRuleExpression: hostile rules", () => {
     ["name = 'a\u202Eb'", /bidirectional control character U\+202E inside a string literal/],
     ['"na\u200Dme" = 1', /U\+200D inside a quoted identifier/],
     ["amount > 0 \\ 1", /backslash/],
+    ["getenv 'HOME' = ''", /is not a typed literal/],
+    ["amount IN some_table", /IN must be followed by a parenthesised list/],
+    ["amount IN", /IN must be followed by a parenthesised list/],
+    ['"getenv" \'HOME\' = \'\'', /is not a typed literal/],
     ["amount > 0 # x", /operator '#'/],
   ];
   for (const [sql, fragment] of cases) {
