@@ -1,3 +1,4 @@
+import { DuckDBInstance } from "@duckdb/node-api";
 import { describe, expect, it } from "vitest";
 import { analyzeRuleExpression, checkRuleExpression, RuleExpressionError } from "../../src/contract/index.js";
 
@@ -17,56 +18,57 @@ function rejects(sql: string, fragment: RegExp | string, fields: string[] = FIEL
   return err;
 }
 
+const ACCEPTED = [
+  "amount > 0",
+  "amount >= 0 AND amount <= 1000000",
+  "status IN ('NEW', 'PAID', 'SHIPPED')",
+  "status NOT IN ('X')",
+  "email IS NOT NULL",
+  "email LIKE '%@%.%'",
+  "email NOT ILIKE '%@temp-mail.%' AND email NOT LIKE '%@disposable.%'",
+  "name <> 'a;b'", // a ';' inside a string literal is data
+  "name <> 'it''s -- fine /* really */'",
+  "name = 'SELECT * FROM t; DROP TABLE x'",
+  "length(trim(name)) BETWEEN 1 AND 200",
+  "regexp_matches(email, '^[^@]+@[^@]+$')",
+  "lower(status) = 'new' OR upper(status) = 'NEW'",
+  "coalesce(amount, 0) >= 0",
+  "nullif(trim(name), '') IS NOT NULL",
+  "CASE WHEN status = 'PAID' THEN amount > 0 ELSE TRUE END",
+  "CAST(amount AS DECIMAL(12, 2)) < 1000",
+  "TRY_CAST(order_id AS BIGINT) IS NOT NULL",
+  "amount::DOUBLE > 0.5",
+  "created_at::TIMESTAMP WITH TIME ZONE IS NOT NULL",
+  "CAST(amount AS DOUBLE PRECISION) > 1e-3",
+  "created_at >= DATE '2020-01-01'",
+  "amount > INTEGER '5'",
+  "created_at < TIMESTAMP '2100-01-01 00:00:00'",
+  "date_part('year', created_at) >= 2000",
+  "year(created_at) > 1999 AND month(created_at) BETWEEN 1 AND 12",
+  "created_at - INTERVAL '1 day' < created_at",
+  "created_at + INTERVAL 2 HOUR > created_at",
+  "order_id IS DISTINCT FROM amount",
+  "order_id IS NOT DISTINCT FROM order_id",
+  "NOT (status IN ('A', 'B'))",
+  "(amount > 0) AND (status <> 'X')",
+  "amount % 2 = 0 AND amount * -1 < 0 AND amount>-1",
+  "name || '-' || status <> ''",
+  '"Order" > 0', // quoted identifier, case preserved
+  '"order" > 0', // quoted identifiers compare case-insensitively, as in DuckDB
+  "ORDER_ID > 0", // unquoted identifiers too
+  "payload.customer.id IS NOT NULL", // struct member access
+  "name.lower() = 'x'", // DuckDB method-call syntax on an allowed function
+  "starts_with(email, 'a') OR ends_with(email, '.org') OR contains(email, '+')",
+  "greatest(amount, 0) = least(amount, 1000)",
+  "regexp_matches(name, '\\d+')",
+  "status SIMILAR TO 'A%'",
+  "email LIKE 'a!%%' ESCAPE '!'",
+  "amount > .5",
+  "name = 'café ☕'", // non-ASCII inside a literal is data
+];
+
 describe("checkRuleExpression: expressions that must be accepted", () => {
-  const ok = [
-    "amount > 0",
-    "amount >= 0 AND amount <= 1000000",
-    "status IN ('NEW', 'PAID', 'SHIPPED')",
-    "status NOT IN ('X')",
-    "email IS NOT NULL",
-    "email LIKE '%@%.%'",
-    "email NOT ILIKE '%@temp-mail.%' AND email NOT LIKE '%@disposable.%'",
-    "name <> 'a;b'", // a ';' inside a string literal is data
-    "name <> 'it''s -- fine /* really */'",
-    "name = 'SELECT * FROM t; DROP TABLE x'",
-    "length(trim(name)) BETWEEN 1 AND 200",
-    "regexp_matches(email, '^[^@]+@[^@]+$')",
-    "lower(status) = 'new' OR upper(status) = 'NEW'",
-    "coalesce(amount, 0) >= 0",
-    "nullif(trim(name), '') IS NOT NULL",
-    "CASE WHEN status = 'PAID' THEN amount > 0 ELSE TRUE END",
-    "CAST(amount AS DECIMAL(12, 2)) < 1000",
-    "TRY_CAST(order_id AS BIGINT) IS NOT NULL",
-    "amount::DOUBLE > 0.5",
-    "created_at::TIMESTAMP WITH TIME ZONE IS NOT NULL",
-    "CAST(amount AS DOUBLE PRECISION) > 1e-3",
-    "created_at >= DATE '2020-01-01'",
-    "amount > INTEGER '5'",
-    "created_at < TIMESTAMP '2100-01-01 00:00:00'",
-    "date_part('year', created_at) >= 2000",
-    "year(created_at) > 1999 AND month(created_at) BETWEEN 1 AND 12",
-    "created_at - INTERVAL '1 day' < created_at",
-    "created_at + INTERVAL 2 HOUR > created_at",
-    "order_id IS DISTINCT FROM amount",
-    "order_id IS NOT DISTINCT FROM order_id",
-    "NOT (status IN ('A', 'B'))",
-    "(amount > 0) AND (status <> 'X')",
-    "amount % 2 = 0 AND amount * -1 < 0 AND amount>-1",
-    "name || '-' || status <> ''",
-    '"Order" > 0', // quoted identifier, case preserved
-    '"order" > 0', // quoted identifiers compare case-insensitively, as in DuckDB
-    "ORDER_ID > 0", // unquoted identifiers too
-    "payload.customer.id IS NOT NULL", // struct member access
-    "name.lower() = 'x'", // DuckDB method-call syntax on an allowed function
-    "starts_with(email, 'a') OR ends_with(email, '.org') OR contains(email, '+')",
-    "greatest(amount, 0) = least(amount, 1000)",
-    "regexp_matches(name, '\\d+')",
-    "status SIMILAR TO 'A%'",
-    "email LIKE 'a!%%' ESCAPE '!'",
-    "amount > .5",
-    "name = 'café ☕'", // non-ASCII inside a literal is data
-  ];
-  for (const sql of ok) {
+  for (const sql of ACCEPTED) {
     it(sql, () => {
       expect(() => checkRuleExpression(sql, { fields: FIELDS })).not.toThrow();
     });
@@ -235,5 +237,31 @@ describe("checkRuleExpression: column references", () => {
   it("treats DATE as a column unless a literal follows", () => {
     expect(() => checkRuleExpression("date > '2020-01-01'", { fields: ["date"] })).not.toThrow();
     rejects("date > '2020-01-01'", /date is not a field/, ["amount"]);
+  });
+});
+
+describe("the accepted expressions are real DuckDB", () => {
+  it("each one binds and runs as a WHERE condition over the contract's columns", async () => {
+    const db = await DuckDBInstance.create(":memory:");
+    const conn = await db.connect();
+    try {
+      await conn.run(
+        'CREATE TABLE t (order_id BIGINT, amount DOUBLE, status VARCHAR, email VARCHAR, name VARCHAR, ' +
+          'created_at TIMESTAMP, payload STRUCT(customer STRUCT(id INTEGER), nothing_declared INTEGER), "Order" INTEGER)',
+      );
+      await conn.run("INSERT INTO t VALUES (1, 2.5, 'NEW', 'a@b.org', 'x', TIMESTAMP '2024-01-01', NULL, 1)");
+      const failures: string[] = [];
+      for (const sql of ACCEPTED) {
+        try {
+          await conn.run(`SELECT count(*) FROM t WHERE (${sql})`);
+        } catch (e) {
+          failures.push(`${sql}: ${(e as Error).message.split("\n")[0]}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
   });
 });
