@@ -429,6 +429,11 @@ class Normaliser {
     const given = this.nonEmptyStr(data["dataset"], ["dataset"]);
     if (given !== undefined) return given;
     if (data["dataset"] !== undefined && data["dataset"] !== null) return "invalid";
+    // A misspelt `dataset:` must not silently fall back to a derived name (a different table and checkpoint).
+    if (Object.keys(data).some((k) => k !== "dataset" && didYouMean(k, ["dataset"]) === "dataset")) {
+      this.missing(data, [], "dataset", "a dataset name (it names the table and the checkpoint key)");
+      return "invalid";
+    }
     // The original names streams by dataset, then info.title; then we fall back to the file name.
     const fromTitle = typeof info.title === "string" ? slug(info.title) : "";
     const fromFile = this.file !== undefined ? slug(basename(this.file, extname(this.file))) : "";

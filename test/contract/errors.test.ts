@@ -193,6 +193,12 @@ describe("wrong types and missing keys", () => {
     );
   });
 
+  it("refuses a misspelt dataset instead of deriving another name", () => {
+    expect(first("info: {title: Orders}\ndatset: orders\n").message).toBe(
+      "bronze.yaml:2:1 datset: missing required key 'dataset' (found 'datset': did you mean dataset?); expected a dataset name (it names the table and the checkpoint key)",
+    );
+  });
+
   it("refuses an empty dataset", () => {
     expect(first('dataset: ""\n').message).toMatch(/^bronze\.yaml:1:1 dataset: is empty/);
   });
