@@ -1,0 +1,148 @@
+import { resolve } from "node:path";
+import type { Contract, FieldSpec, LakeFormat, Strategy } from "../contract/types.js";
+import { ConfigError } from "../errors.js";
+
+export const DEFAULT_TARGET_PATH = "./lake";
+/** The DuckDB database file inside the target directory. */
+export const DUCKDB_FILE = "lakelogic.duckdb";
+/** Checkpoints committed with the data (`checkpoint: "target"`), in the same database. */
+export const CHECKPOINT_TABLE = "_lakelogic_checkpoints";
+/** Column holding the whole record when the contract declares no fields. */
+export const RECORD_COLUMN = "record";
+/** Column holding fields the contract does not declare, under `schema_policy.unknown_fields: allow`. */
+export const EXTRA_COLUMN = "_extra";
+
+/** Everything a writer needs, checked once at open. */
+export interface LakeConfig {
+  format: LakeFormat;
+  strategy: Exclude<Strategy, "scd2">;
+  /** Absolute path of the lake directory. */
+  targetPath: string;
+  table: string;
+  primaryKey: string[];
+  /** Declared fields; empty = schemaless (see docs/lake.md). */
+  fields: FieldSpec[];
+  schemaless: boolean;
+  /** Keep undeclared keys in `_extra` (fields declared and unknown_fields: allow). */
+  keepExtra: boolean;
+  quarantine: { enabled: boolean; target: string; includeErrorReason: boolean };
+}
+
+const FORMATS: readonly string[] = ["duckdb", "parquet"];
+const STRATEGIES: readonly string[] = ["append", "merge", "overwrite", "scd2"];
+const FIELD_TYPES: readonly string[] = ["string", "integer", "double", "decimal", "boolean", "date", "timestamp", "json"];
+
+/** Validate the contract's materialization and quarantine settings, up front and with names. */
+export function resolveLakeConfig(contract: Contract, options: { targetPath?: string } = {}): LakeConfig {
+  const m = contract.materialization;
+  const format = String(m.format ?? "duckdb");
+  if (!FORMATS.includes(format)) {
+    throw new ConfigError("materialization.format", `unknown format "${format}"; expected one of ${FORMATS.join(", ")}`);
+  }
+  const strategy = String(m.strategy ?? "append");
+  if (!STRATEGIES.includes(strategy)) {
+    throw new ConfigError(
+      "materialization.strategy",
+      `unknown strategy "${strategy}"; expected one of append, merge, overwrite`,
+    );
+  }
+  if (strategy === "scd2") {
+    throw new ConfigError(
+      "materialization.strategy",
+      "scd2 is not supported yet by the lake writer; use merge (with primary_key) or append",
+    );
+  }
+  const primaryKey = contract.primaryKey ?? [];
+  if (strategy === "merge" && primaryKey.length === 0) {
+    throw new ConfigError(
+      "primary_key",
+      "materialization.strategy merge needs a primary_key to match rows on; without one a merge would " +
+        "silently become an append. Declare primary_key: [..] or choose strategy append/overwrite",
+    );
+  }
+
+  const table = m.table || contract.dataset;
+  checkName("materialization.table", table);
+  const fields = contract.fields ?? [];
+  const names = new Set<string>();
+  for (const f of fields) {
+    if (!FIELD_TYPES.includes(f.type)) {
+      throw new ConfigError(`model.fields.${f.name}.type`, `unknown field type "${String(f.type)}"`);
+    }
+    if (names.has(f.name.toLowerCase())) {
+      // DuckDB column names are case-insensitive.
+      throw new ConfigError(`model.fields.${f.name}`, "declared twice (column names are case-insensitive)");
+    }
+    names.add(f.name.toLowerCase());
+    if (f.type === "decimal") {
+      const p = f.precision ?? 38;
+      const s = f.scale ?? 9;
+      if (!Number.isInteger(p) || p < 1 || p > 38 || !Number.isInteger(s) || s < 0 || s > p) {
+        throw new ConfigError(`model.fields.${f.name}.type`, `decimal(${p},${s}) needs 1 <= precision <= 38 and 0 <= scale <= precision`);
+      }
+    }
+  }
+  const schemaless = fields.length === 0;
+  for (const k of primaryKey) {
+    if (!schemaless && !names.has(k.toLowerCase())) {
+      throw new ConfigError("primary_key", `"${k}" is not a declared field (declared: ${fields.map((f) => f.name).join(", ")})`);
+    }
+    if (schemaless && k.toLowerCase() === RECORD_COLUMN) {
+      throw new ConfigError("primary_key", `"${RECORD_COLUMN}" is reserved for the stored record of a contract without fields`);
+    }
+  }
+  const keepExtra = !schemaless && contract.schemaPolicy?.unknownFields === "allow";
+  if (keepExtra && names.has(EXTRA_COLUMN)) {
+    throw new ConfigError(`model.fields.${EXTRA_COLUMN}`, `"${EXTRA_COLUMN}" is reserved for undeclared fields under schema_policy.unknown_fields: allow`);
+  }
+
+  const q = contract.quarantine;
+  const qTarget = q?.target || `${table}_quarantine`;
+  checkName("quarantine.target", qTarget);
+  if (qTarget.toLowerCase() === table.toLowerCase()) {
+    throw new ConfigError("quarantine.target", `must differ from the table name "${table}"`);
+  }
+  if (qTarget === CHECKPOINT_TABLE || table === CHECKPOINT_TABLE) {
+    throw new ConfigError("materialization.table", `"${CHECKPOINT_TABLE}" is reserved for checkpoints`);
+  }
+  // Quarantine lives next to the table so one batch is one atomic write; a different format
+  // written explicitly in the contract cannot honour that.
+  const rawQ = contract.raw?.["quarantine"];
+  const explicitQFormat =
+    rawQ !== null && typeof rawQ === "object" && (rawQ as Record<string, unknown>)["format"] !== undefined;
+  if (explicitQFormat && q?.format !== format) {
+    throw new ConfigError(
+      "quarantine.format",
+      `"${String(q?.format)}" differs from materialization.format "${format}"; quarantine is written in the ` +
+        "same database/format as the table so that a batch commits atomically. Remove quarantine.format or make them match",
+    );
+  }
+
+  const targetPath = options.targetPath ?? m.targetPath ?? DEFAULT_TARGET_PATH;
+  if (typeof targetPath !== "string" || targetPath.trim() === "") {
+    throw new ConfigError("targetPath", "expected a directory path");
+  }
+  return {
+    format: format as LakeFormat,
+    strategy: strategy as LakeConfig["strategy"],
+    targetPath: resolve(targetPath),
+    table,
+    primaryKey,
+    fields,
+    schemaless,
+    keepExtra,
+    quarantine: {
+      enabled: q?.enabled ?? true,
+      target: qTarget,
+      includeErrorReason: q?.includeErrorReason ?? true,
+    },
+  };
+}
+
+/** Table names double as directory names (parquet), so keep them to one safe path segment. */
+function checkName(option: string, name: string): void {
+  if (typeof name !== "string" || name.trim() === "") throw new ConfigError(option, "must not be empty");
+  if (name === "." || name === ".." || /[/\\\0]/.test(name) || name.startsWith("_lakelogic")) {
+    throw new ConfigError(option, `"${name}" is not a usable table name (no path separators, not "."/"..", not starting with _lakelogic)`);
+  }
+}

@@ -1,0 +1,149 @@
+import { dirname, join, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import { decideCommit } from "../checkpoint/cas.js";
+import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
+import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
+import { CHECKPOINT_TABLE, DUCKDB_FILE } from "./config.js";
+import { acquireDatabase, type Database } from "./duckdb-db.js";
+import { quoteIdent } from "./columns.js";
+
+const TABLE = quoteIdent(CHECKPOINT_TABLE);
+
+export async function ensureCheckpointTable(conn: DuckDBConnection): Promise<void> {
+  await conn.run(`CREATE TABLE IF NOT EXISTS ${TABLE} (
+    key VARCHAR PRIMARY KEY,
+    cursor VARCHAR NOT NULL,
+    batch_id BIGINT NOT NULL,
+    committed_at TIMESTAMP NOT NULL,
+    batch_source BIGINT NOT NULL, batch_good BIGINT NOT NULL, batch_bad BIGINT NOT NULL,
+    total_source BIGINT NOT NULL, total_good BIGINT NOT NULL, total_bad BIGINT NOT NULL,
+    writer_id VARCHAR NOT NULL
+  )`);
+}
+
+function num(v: DuckDBValue | undefined): number {
+  return typeof v === "bigint" ? Number(v) : Number(v ?? 0);
+}
+
+/** Read a key's checkpoint inside the caller's transaction (if any). */
+export async function loadCheckpoint(conn: DuckDBConnection, key: string): Promise<CheckpointRecord | undefined> {
+  const reader = await conn.runAndReadAll(`SELECT * FROM ${TABLE} WHERE key = $1`, [key]);
+  const row = reader.getRowObjects()[0];
+  if (!row) return undefined;
+  const at = row["committed_at"];
+  return {
+    key: String(row["key"]),
+    cursor: decodeCursor(String(row["cursor"])),
+    batchId: num(row["batch_id"]),
+    committedAt: new Date(at instanceof DuckDBTimestampValue ? Number(at.micros / 1000n) : 0),
+    batch: { sourceCount: num(row["batch_source"]), goodCount: num(row["batch_good"]), badCount: num(row["batch_bad"]) },
+    totals: { sourceCount: num(row["total_source"]), goodCount: num(row["total_good"]), badCount: num(row["total_bad"]) },
+    writerId: String(row["writer_id"]),
+  };
+}
+
+export async function upsertCheckpoint(conn: DuckDBConnection, r: CheckpointRecord): Promise<void> {
+  // Encode first: a cursor that cannot be encoded must fail before anything is committed.
+  const cursor = encodeCursor(r.cursor);
+  await conn.run(
+    `INSERT INTO ${TABLE} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     ON CONFLICT (key) DO UPDATE SET cursor = excluded.cursor, batch_id = excluded.batch_id,
+       committed_at = excluded.committed_at, batch_source = excluded.batch_source,
+       batch_good = excluded.batch_good, batch_bad = excluded.batch_bad,
+       total_source = excluded.total_source, total_good = excluded.total_good,
+       total_bad = excluded.total_bad, writer_id = excluded.writer_id`,
+    [
+      r.key,
+      cursor,
+      BigInt(r.batchId),
+      new DuckDBTimestampValue(BigInt(r.committedAt.getTime()) * 1000n),
+      BigInt(r.batch.sourceCount),
+      BigInt(r.batch.goodCount),
+      BigInt(r.batch.badCount),
+      BigInt(r.totals.sourceCount),
+      BigInt(r.totals.goodCount),
+      BigInt(r.totals.badCount),
+      r.writerId,
+    ],
+  );
+}
+
+/**
+ * Compare-and-set inside the caller's open transaction: returns the outcome, writes the record
+ * when it is "committed", throws CheckpointConflictError otherwise (the caller rolls back).
+ */
+export async function casCheckpoint(conn: DuckDBConnection, record: CheckpointRecord): Promise<CommitOutcome> {
+  const outcome = decideCommit(await loadCheckpoint(conn, record.key), record);
+  if (outcome === "committed") await upsertCheckpoint(conn, record);
+  return outcome;
+}
+
+/**
+ * Checkpoints in the lake's own DuckDB database (`<targetPath>/lakelogic.duckdb`, table
+ * `_lakelogic_checkpoints`). The lake writer commits the same table in the batch's transaction
+ * (WriteRequest.checkpoint), which makes even append exactly-once; this store reads it (`load`)
+ * and can also commit on its own. Same compare-and-set rules as every CheckpointStore.
+ */
+export class DuckDBTargetCheckpointStore implements CheckpointStore {
+  private opened: Promise<{ db: Database; conn: DuckDBConnection }> | undefined;
+  private closed = false;
+
+  readonly databasePath: string;
+
+  /** `databasePath`: the DuckDB file (not the lake directory); see `forLake`. */
+  constructor(databasePath: string) {
+    // Absolute, so that it shares the process-wide instance with the lake writer.
+    this.databasePath = resolve(databasePath);
+  }
+
+  /** The store of the lake at `targetPath` (absolute or relative to the working directory). */
+  static forLake(targetPath: string): DuckDBTargetCheckpointStore {
+    return new DuckDBTargetCheckpointStore(join(targetPath, DUCKDB_FILE));
+  }
+
+  private open(): Promise<{ db: Database; conn: DuckDBConnection }> {
+    if (this.closed) return Promise.reject(new Error("DuckDBTargetCheckpointStore is closed"));
+    this.opened ??= (async () => {
+      mkdirSync(dirname(this.databasePath), { recursive: true });
+      const db = await acquireDatabase(this.databasePath);
+      try {
+        const conn = await db.connect();
+        await db.exclusive(() => ensureCheckpointTable(conn));
+        return { db, conn };
+      } catch (e) {
+        db.release();
+        throw e;
+      }
+    })();
+    return this.opened;
+  }
+
+  async load(key: string): Promise<CheckpointRecord | undefined> {
+    const { conn } = await this.open();
+    return loadCheckpoint(conn, key);
+  }
+
+  async commit(record: CheckpointRecord): Promise<CommitOutcome> {
+    const { db, conn } = await this.open();
+    return db.exclusive(async () => {
+      await conn.run("BEGIN TRANSACTION");
+      try {
+        const outcome = await casCheckpoint(conn, record);
+        await conn.run("COMMIT");
+        return outcome;
+      } catch (e) {
+        await conn.run("ROLLBACK").catch(() => undefined);
+        throw e;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const opened = this.opened;
+    this.opened = undefined;
+    if (opened) (await opened.catch(() => undefined))?.db.release();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Lake targets and quarantine. `openLake` checks the contract's materialization and quarantine
+ * settings up front (ConfigError naming the option) and returns a writer for its format:
+ *
+ * - duckdb (default): tables in `<targetPath>/lakelogic.duckdb`; one transaction per batch covers
+ *   good rows, quarantine rows and, when asked, the checkpoint.
+ * - parquet: a directory per table, new immutable files per batch, made visible by an atomically
+ *   replaced manifest.
+ *
+ * Layout, strategies and guarantees: docs/lake.md.
+ */
+import type { Contract } from "../contract/types.js";
+import { resolveLakeConfig } from "./config.js";
+import { DuckDBLakeWriter } from "./duckdb-writer.js";
+import { ParquetLakeWriter } from "./parquet-writer.js";
+import type { LakeWriter } from "./types.js";
+
+export interface OpenLakeOptions {
+  /** Lake directory; overrides `materialization.target_path`. Default `./lake`. */
+  targetPath?: string;
+}
+
+export async function openLake(contract: Contract, options: OpenLakeOptions = {}): Promise<LakeWriter> {
+  const config = resolveLakeConfig(contract, options);
+  return config.format === "duckdb" ? DuckDBLakeWriter.open(config) : ParquetLakeWriter.open(config);
+}
+
+export { DuckDBLakeWriter } from "./duckdb-writer.js";
+export { ParquetLakeWriter } from "./parquet-writer.js";
+export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
+export { readQuarantine, readTable, type ReadOptions } from "./read.js";
+export { resolveLakeConfig, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
+export { LakeBusyError, LakeWriteError } from "./errors.js";
+export { quarantineIds } from "./quarantine.js";
+export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult } from "./types.js";

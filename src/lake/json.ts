@@ -1,0 +1,91 @@
+import { createHash } from "node:crypto";
+
+/**
+ * JSON text for storage. Plain JSON.stringify first (the common case, and the fastest); when it
+ * throws (bigint) fall back to a writer that keeps bigint exact as a JSON number, Date as its ISO
+ * string and bytes as base64.
+ */
+export function toJsonText(value: unknown): string {
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text;
+  } catch {
+    // bigint (or a cycle): the careful writer below decides
+  }
+  return writeJson(value, false, []) ?? "null";
+}
+
+/**
+ * Like `toJsonText` but never throws: a record that cannot be represented (a cycle) is stored as
+ * its string form, because a poison record must still reach quarantine (I6).
+ */
+export function safeJsonText(value: unknown): string {
+  try {
+    return toJsonText(value);
+  } catch {
+    return JSON.stringify(String(value));
+  }
+}
+
+/** Key-sorted JSON, so that equal values hash equally regardless of key order. */
+export function canonicalJson(value: unknown): string {
+  try {
+    return writeJson(value, true, []) ?? "null";
+  } catch {
+    return JSON.stringify(String(value));
+  }
+}
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+export function bytesToBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string | undefined {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "number":
+      return Number.isFinite(value) ? JSON.stringify(value) : "null";
+    case "boolean":
+      return value ? "true" : "false";
+    case "bigint":
+      return value.toString();
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+    case "object": {
+      if (value === null) return "null";
+      if (value instanceof Date) return Number.isNaN(value.getTime()) ? "null" : JSON.stringify(value.toISOString());
+      if (value instanceof Uint8Array) return JSON.stringify(bytesToBase64(value));
+      if (stack.includes(value)) throw new TypeError("circular structure");
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === "function") return writeJson((toJSON as () => unknown).call(value), sortKeys, stack);
+      stack.push(value);
+      try {
+        if (Array.isArray(value)) {
+          return `[${value.map((v) => writeJson(v, sortKeys, stack) ?? "null").join(",")}]`;
+        }
+        if (value instanceof Map) {
+          return writeJson(Object.fromEntries(value), sortKeys, stack);
+        }
+        if (value instanceof Set) return writeJson([...value], sortKeys, stack);
+        const keys = Object.keys(value);
+        if (sortKeys) keys.sort();
+        const parts: string[] = [];
+        for (const k of keys) {
+          const text = writeJson((value as Record<string, unknown>)[k], sortKeys, stack);
+          if (text !== undefined) parts.push(`${JSON.stringify(k)}:${text}`);
+        }
+        return `{${parts.join(",")}}`;
+      } finally {
+        stack.pop();
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,367 @@
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { ConfigError, LakeLogicError } from "../errors.js";
+import { buildChunks, convertRows, planColumns, quoteIdent, quoteString, type ColumnPlan } from "./columns.js";
+import type { LakeConfig } from "./config.js";
+import { LakeBusyError, LakeWriteError } from "./errors.js";
+import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
+import type { LakeWriter, WriteRequest, WriteResult } from "./types.js";
+
+/**
+ * Parquet layout (see docs/lake.md):
+ *
+ *   <targetPath>/<table>/part-b00000012-1a2b3c4d.parquet     data files, never modified in place
+ *   <targetPath>/<table>/_lakelogic/manifest.json             the live file set (data + quarantine)
+ *   <targetPath>/<table>/_lakelogic/writer.lock               pid of the live writer
+ *   <targetPath>/<quarantine>/<table>-b00000012-….parquet     quarantine files of this table
+ *
+ * A batch becomes visible when the manifest is replaced (write temp, fsync, rename, fsync dir),
+ * so data and quarantine files of one batch appear together or not at all. Files that no
+ * manifest lists (a crash before the rename, files replaced by a merge) are deleted when the next
+ * writer opens the dataset.
+ */
+export const META_DIR = "_lakelogic";
+export const MANIFEST_FILE = "manifest.json";
+const LOCK_FILE = "writer.lock";
+const MANIFEST_FORMAT = "lakelogic.parquet-manifest";
+
+export interface ManifestFile {
+  file: string;
+  rows: number;
+  batchId: number;
+}
+
+export interface Manifest {
+  format: typeof MANIFEST_FORMAT;
+  version: 1;
+  table: string;
+  quarantineTarget: string;
+  /** +1 per committed batch. */
+  generation: number;
+  /** Data files, relative to the table directory. */
+  data: ManifestFile[];
+  /** Quarantine files, relative to the quarantine directory. */
+  quarantine: ManifestFile[];
+  updatedAt: string;
+}
+
+export function tableDir(config: LakeConfig): string {
+  return join(config.targetPath, config.table);
+}
+
+export function quarantineDir(config: LakeConfig): string {
+  return join(config.targetPath, config.quarantine.target);
+}
+
+export function readManifest(config: LakeConfig): Manifest | undefined {
+  const path = join(tableDir(config), META_DIR, MANIFEST_FILE);
+  if (!existsSync(path)) return undefined;
+  const m = JSON.parse(readFileSync(path, "utf8")) as Partial<Manifest>;
+  if (m.format !== MANIFEST_FORMAT || !Array.isArray(m.data) || !Array.isArray(m.quarantine)) {
+    throw new LakeWriteError(`${path} is not a LakeLogic parquet manifest`);
+  }
+  return m as Manifest;
+}
+
+function emptyManifest(config: LakeConfig): Manifest {
+  return {
+    format: MANIFEST_FORMAT,
+    version: 1,
+    table: config.table,
+    quarantineTarget: config.quarantine.target,
+    generation: 0,
+    data: [],
+    quarantine: [],
+    updatedAt: new Date(0).toISOString(),
+  };
+}
+
+function fsyncPath(path: string, flags: string): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Write a file durably under its final name: temp name, fsync, rename, fsync the directory. */
+function writeFileAtomic(dir: string, name: string, content: string): void {
+  const tmp = join(dir, `${name}.${randomBytes(4).toString("hex")}.tmp`);
+  writeFileSync(tmp, content);
+  fsyncPath(tmp, "r+");
+  renameSync(tmp, join(dir, name));
+  fsyncPath(dir, "r");
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** One writer per dataset: an O_EXCL lock file holding the pid; a dead pid's lock is stale. */
+function takeLock(path: string): void {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: "wx" });
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const pid = Number(readFileSync(path, "utf8").trim());
+    if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) {
+      throw new LakeBusyError(
+        `${path}: process ${pid}${pid === process.pid ? " (this process)" : ""} is writing this dataset; ` +
+          "one writer per table — close the other writer first",
+      );
+    }
+    rmSync(path, { force: true });
+  }
+  throw new LakeBusyError(`${path}: could not take the writer lock`);
+}
+
+function uniqueName(prefix: string, batchId: number, suffix = ""): string {
+  return `${prefix}-b${String(batchId).padStart(8, "0")}-${randomBytes(4).toString("hex")}${suffix}.parquet`;
+}
+
+export class ParquetLakeWriter implements LakeWriter {
+  private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly config: LakeConfig,
+    private readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+    private readonly plans: ColumnPlan[],
+    private readonly keyPlans: number[],
+    private manifest: Manifest,
+    private readonly knownQuarantineIds: Set<string>,
+    private readonly lockPath: string,
+  ) {}
+
+  static async open(config: LakeConfig): Promise<ParquetLakeWriter> {
+    const dir = tableDir(config);
+    const qdir = quarantineDir(config);
+    mkdirSync(join(dir, META_DIR), { recursive: true });
+    if (config.quarantine.enabled) mkdirSync(qdir, { recursive: true });
+    const lockPath = join(dir, META_DIR, LOCK_FILE);
+    takeLock(lockPath);
+    let instance: DuckDBInstance | undefined;
+    try {
+      const manifest = readManifest(config) ?? emptyManifest(config);
+      if (manifest.quarantineTarget !== config.quarantine.target) {
+        throw new ConfigError(
+          "quarantine.target",
+          `the dataset ${dir} keeps its quarantine in "${manifest.quarantineTarget}", the contract says "${config.quarantine.target}"; ` +
+            "keep the original quarantine.target or write to a new table",
+        );
+      }
+      collectGarbage(config, manifest);
+      instance = await DuckDBInstance.create(":memory:");
+      const conn = await instance.connect();
+      const plans = planColumns(config);
+      const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
+      await conn.run(`CREATE TABLE stage (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
+      await conn.run(`CREATE TABLE qstage (${QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
+      const known = new Set<string>();
+      if (manifest.quarantine.length > 0) {
+        const files = manifest.quarantine.map((f) => join(qdir, f.file));
+        const reader = await conn.runAndReadAll(`SELECT quarantine_id FROM read_parquet(${sqlList(files)})`);
+        for (const [id] of reader.getRows()) known.add(String(id));
+      }
+      return new ParquetLakeWriter(config, instance, conn, plans, keyPlans, manifest, known, lockPath);
+    } catch (e) {
+      instance?.closeSync();
+      rmSync(lockPath, { force: true });
+      throw e;
+    }
+  }
+
+  write(request: WriteRequest): Promise<WriteResult> {
+    if (this.closed) return Promise.reject(new LakeWriteError(`lake writer for table "${this.config.table}" is closed`));
+    const run = this.tail.then(() => this.writeNow(request));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Parquet cannot commit a checkpoint with the data; `checkpoint: "target"` needs duckdb. */
+  checkpointStore(): never {
+    throw new ConfigError(
+      "checkpoint",
+      '"target" keeps the cursor in the lake\'s DuckDB database and needs materialization.format duckdb; ' +
+        "this lake writes parquet. Use a SQLite checkpoint path or a CheckpointStore",
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.tail;
+    this.conn.closeSync();
+    this.instance.closeSync();
+    rmSync(this.lockPath, { force: true });
+  }
+
+  private async writeNow(req: WriteRequest): Promise<WriteResult> {
+    const { config, conn } = this;
+    if (req.checkpoint) this.checkpointStore();
+    const dir = tableDir(config);
+    const qdir = quarantineDir(config);
+    const keyed = config.strategy === "merge" || (config.strategy === "overwrite" && this.keyPlans.length > 0);
+    const batch = convertRows(this.plans, req.good, keyed ? this.keyPlans : undefined);
+
+    const created: string[] = []; // paths to remove if the batch fails before the manifest moves
+    let data = [...this.manifest.data];
+    let replaced: ManifestFile[] = [];
+    let quarantineFiles = this.manifest.quarantine;
+    let newIds: string[] = [];
+    let badAlreadyPresent = 0;
+    try {
+      await conn.run("DELETE FROM stage");
+      if (batch.selected.length > 0) {
+        const appender = await conn.createAppender("stage");
+        for (const chunk of buildChunks(this.plans.map((p) => p.vectorType), batch.columns, batch.selected)) {
+          appender.appendDataChunk(chunk);
+        }
+        appender.closeSync();
+      }
+
+      if (config.strategy === "overwrite") {
+        replaced = data;
+        data = [];
+      } else if (config.strategy === "merge" && batch.selected.length > 0 && data.length > 0) {
+        // Rewrite only the files holding a key of this batch, into one file without those keys.
+        const on = this.keyPlans
+          .map((p) => `f.${quoteIdent(this.plans[p]!.name)} IS NOT DISTINCT FROM s.${quoteIdent(this.plans[p]!.name)}`)
+          .join(" AND ");
+        const paths = data.map((f) => join(dir, f.file));
+        const hit = await conn.runAndReadAll(
+          `SELECT DISTINCT f.filename FROM read_parquet(${sqlList(paths)}, filename = true, union_by_name = true) AS f
+           SEMI JOIN stage AS s ON ${on}`,
+        );
+        const touched = new Set(hit.getRows().map((r) => String(r[0])));
+        if (touched.size > 0) {
+          replaced = data.filter((f) => touched.has(join(dir, f.file)));
+          data = data.filter((f) => !touched.has(join(dir, f.file)));
+          const name = uniqueName("part", req.batchId, "-m");
+          const rows = await this.copyToFile(
+            `SELECT f.* FROM read_parquet(${sqlList([...touched])}, union_by_name = true) AS f ANTI JOIN stage AS s ON ${on}`,
+            dir,
+            name,
+            created,
+          );
+          if (rows > 0) data.push({ file: name, rows, batchId: req.batchId });
+          else unlinkSync(join(dir, name));
+        }
+      }
+      if (batch.selected.length > 0) {
+        const name = uniqueName("part", req.batchId);
+        const rows = await this.copyToFile("SELECT * FROM stage", dir, name, created);
+        data.push({ file: name, rows, batchId: req.batchId });
+      }
+
+      if (config.quarantine.enabled && req.bad.length > 0) {
+        const q = prepareQuarantine(req.bad, req.batchId, config.quarantine.includeErrorReason, new Date());
+        const fresh: number[] = [];
+        q.ids.forEach((id, i) => {
+          if (!this.knownQuarantineIds.has(id)) fresh.push(i);
+        });
+        badAlreadyPresent = q.ids.length - fresh.length;
+        if (fresh.length > 0) {
+          await conn.run("DELETE FROM qstage");
+          const appender = await conn.createAppender("qstage");
+          for (const chunk of buildChunks(QUARANTINE_COLUMNS.map((c) => c.vectorType), q.columns, fresh)) {
+            appender.appendDataChunk(chunk);
+          }
+          appender.closeSync();
+          const name = uniqueName(config.table, req.batchId);
+          const rows = await this.copyToFile("SELECT * FROM qstage", qdir, name, created);
+          quarantineFiles = [...quarantineFiles, { file: name, rows, batchId: req.batchId }];
+          newIds = fresh.map((i) => q.ids[i]!);
+        }
+      }
+
+      // The commit point: everything above is invisible until this rename.
+      const next: Manifest = {
+        ...this.manifest,
+        generation: this.manifest.generation + 1,
+        data,
+        quarantine: quarantineFiles,
+        updatedAt: new Date().toISOString(),
+      };
+      if (created.length > 0) {
+        fsyncPath(dir, "r");
+        if (quarantineFiles !== this.manifest.quarantine) fsyncPath(qdir, "r");
+      }
+      writeFileAtomic(join(dir, META_DIR), MANIFEST_FILE, `${JSON.stringify(next, null, 1)}\n`);
+      this.manifest = next;
+    } catch (e) {
+      for (const path of created) rmSync(path, { force: true });
+      if (e instanceof LakeLogicError) throw e;
+      throw new LakeWriteError(
+        `batch ${req.batchId} was not written to ${dir} (the manifest was not changed): ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+    for (const id of newIds) this.knownQuarantineIds.add(id);
+    // Replaced files are unreachable now; a crash here leaves them for the next open's GC.
+    for (const f of replaced) rmSync(join(dir, f.file), { force: true });
+    return { goodWritten: batch.selected.length, badWritten: newIds.length, badAlreadyPresent };
+  }
+
+  /** COPY a query to `<dir>/<name>` via a temp name; returns the row count. */
+  private async copyToFile(query: string, dir: string, name: string, created: string[]): Promise<number> {
+    const tmp = join(dir, `${name}.tmp`);
+    created.push(tmp);
+    const result = await this.conn.run(`COPY (${query}) TO ${quoteString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+    fsyncPath(tmp, "r+");
+    const final = join(dir, name);
+    created.push(final);
+    renameSync(tmp, final);
+    return result.rowsChanged;
+  }
+}
+
+export function sqlList(paths: readonly string[]): string {
+  return `[${paths.map(quoteString).join(", ")}]`;
+}
+
+/** Delete what no manifest references: leftovers of a crashed batch and files a merge replaced. */
+function collectGarbage(config: LakeConfig, manifest: Manifest): void {
+  const dir = tableDir(config);
+  const live = new Set(manifest.data.map((f) => f.file));
+  for (const name of readdirSync(dir)) {
+    if ((name.startsWith("part-") && (name.endsWith(".parquet") || name.endsWith(".tmp")) && !live.has(name))) {
+      rmSync(join(dir, name), { force: true });
+    }
+  }
+  for (const name of readdirSync(join(dir, META_DIR))) {
+    if (name.startsWith(`${MANIFEST_FILE}.`) && name.endsWith(".tmp")) rmSync(join(dir, META_DIR, name), { force: true });
+  }
+  const qdir = quarantineDir(config);
+  if (!existsSync(qdir)) return;
+  const liveQ = new Set(manifest.quarantine.map((f) => f.file));
+  // The quarantine directory may be shared: only this table's files (prefixed with its name).
+  const own = new RegExp(`^${config.table.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-b\\d{8,}-[0-9a-f]{8}\\.parquet(\\.tmp)?$`);
+  for (const name of readdirSync(qdir)) {
+    if (own.test(name) && !liveQ.has(name)) rmSync(join(qdir, name), { force: true });
+  }
+}

@@ -1,0 +1,138 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  DuckDBDateValue,
+  DuckDBDecimalValue,
+  DuckDBInstance,
+  DuckDBListValue,
+  DuckDBTimestampValue,
+  DuckDBTypeId,
+  type DuckDBConnection,
+  type DuckDBResultReader,
+  type DuckDBType,
+  type DuckDBValue,
+} from "@duckdb/node-api";
+import type { Contract } from "../contract/types.js";
+import type { Row } from "../engine/types.js";
+import { quoteIdent } from "./columns.js";
+import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
+import { acquireDatabase } from "./duckdb-db.js";
+import { readManifest, sqlList, tableDir } from "./parquet-writer.js";
+import type { StoredQuarantineRow } from "./types.js";
+
+export interface ReadOptions {
+  /** Lake directory; overrides `materialization.target_path`. Default `./lake`. */
+  targetPath?: string;
+}
+
+/**
+ * The good rows of a contract's table, values in the canonical form the engine produces:
+ * integers as number (bigint beyond 2^53), decimals as strings, dates "YYYY-MM-DD", timestamps
+ * ISO-8601 UTC strings, json parsed. A contract without fields reads back its stored records.
+ * Returns [] when nothing was written yet. For tests, tools and small tables: it reads everything.
+ */
+export async function readTable(contract: Contract, options: ReadOptions = {}): Promise<Row[]> {
+  const config = resolveLakeConfig(contract, options);
+  const rows = await query(config, "table");
+  return rows.map((r) => fromStored(config, r));
+}
+
+/** The quarantine rows of a contract's table (all of them). */
+export async function readQuarantine(contract: Contract, options: ReadOptions = {}): Promise<StoredQuarantineRow[]> {
+  const config = resolveLakeConfig(contract, options);
+  const rows = await query(config, "quarantine");
+  return rows.map((r) => ({
+    quarantineId: String(r["quarantine_id"]),
+    batchId: Number(r["batch_id"]),
+    record: r["record"] ?? undefined,
+    raw: (r["raw"] as string | null) ?? null,
+    rawEncoding: (r["raw_encoding"] as StoredQuarantineRow["rawEncoding"]) ?? null,
+    reasons: (r["reasons"] as string[] | null) ?? null,
+    ruleIds: (r["rule_ids"] as string[] | null) ?? [],
+    position: r["position"] ?? undefined,
+    quarantinedAt: new Date(String(r["quarantined_at"])),
+  }));
+}
+
+async function query(config: LakeConfig, which: "table" | "quarantine"): Promise<Row[]> {
+  const name = which === "table" ? config.table : config.quarantine.target;
+  if (config.format === "duckdb") {
+    const file = join(config.targetPath, DUCKDB_FILE);
+    if (!existsSync(file)) return [];
+    const db = await acquireDatabase(file);
+    try {
+      const conn = await db.connect();
+      const exists = await conn.runAndReadAll(
+        "SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1",
+        [name],
+      );
+      if (exists.currentRowCount === 0) return [];
+      return await readAll(conn, `SELECT * FROM ${quoteIdent(name)}`);
+    } finally {
+      db.release();
+    }
+  }
+  const manifest = readManifest(config);
+  if (!manifest) return [];
+  const files =
+    which === "table"
+      ? manifest.data.map((f) => join(tableDir(config), f.file))
+      : manifest.quarantine.map((f) => join(config.targetPath, manifest.quarantineTarget, f.file));
+  if (files.length === 0) return [];
+  const instance = await DuckDBInstance.create(":memory:");
+  try {
+    const conn = await instance.connect();
+    try {
+      return await readAll(conn, `SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    instance.closeSync();
+  }
+}
+
+async function readAll(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  const reader: DuckDBResultReader = await conn.runAndReadAll(sql);
+  const names = reader.columnNames();
+  const types = reader.columnTypes();
+  return reader.getRows().map((values) => {
+    const row: Row = {};
+    values.forEach((v, i) => {
+      row[names[i]!] = toJs(v, types[i]!);
+    });
+    return row;
+  });
+}
+
+/** ISO-8601 UTC; milliseconds always, microseconds when present. */
+export function isoFromMicros(micros: bigint): string {
+  const ms = micros / 1000n - (micros % 1000n < 0n ? 1n : 0n);
+  const iso = new Date(Number(ms)).toISOString();
+  const extra = Number(micros - ms * 1000n);
+  return extra === 0 ? iso : `${iso.slice(0, -1)}${String(extra).padStart(3, "0")}Z`;
+}
+
+function toJs(v: DuckDBValue, type: DuckDBType): unknown {
+  if (v === null) return null;
+  if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v;
+  if (typeof v === "string") {
+    return type.typeId === DuckDBTypeId.VARCHAR && type.alias === "JSON" ? (JSON.parse(v) as unknown) : v;
+  }
+  if (typeof v === "number" || typeof v === "boolean") return v;
+  if (v instanceof DuckDBDecimalValue) return v.toString();
+  if (v instanceof DuckDBDateValue) return v.toString();
+  if (v instanceof DuckDBTimestampValue) return isoFromMicros(v.micros);
+  if (v instanceof DuckDBListValue) {
+    const itemType = "valueType" in type ? (type as { valueType: DuckDBType }).valueType : type;
+    return v.items.map((item) => toJs(item, itemType));
+  }
+  return String(v);
+}
+
+function fromStored(config: LakeConfig, row: Row): Row {
+  if (config.schemaless) return (row[RECORD_COLUMN] ?? {}) as Row;
+  if (!config.keepExtra) return row;
+  const { [EXTRA_COLUMN]: extra, ...rest } = row;
+  return extra && typeof extra === "object" ? { ...rest, ...(extra as Row) } : rest;
+}

@@ -1,0 +1,63 @@
+import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
+import type { Row, RuleFailure } from "../engine/types.js";
+
+/** A row on its way to quarantine: the original record and everything needed to explain it. */
+export interface QuarantineRow {
+  /** The original record (or, for a decode failure, undefined and `raw` set). */
+  record: unknown;
+  /** Raw payload when the source had one (bytes are stored base64). */
+  raw?: string | Uint8Array;
+  errors: RuleFailure[];
+  /** Source position (offset, event id, …) — part of the quarantine row's identity. */
+  position?: unknown;
+}
+
+export interface WriteRequest {
+  batchId: number;
+  good: Row[];
+  bad: QuarantineRow[];
+  /**
+   * When set, the target commits this checkpoint in the same transaction as the rows
+   * (`checkpoint: "target"`, duckdb format only): exactly-once even with append.
+   */
+  checkpoint?: CheckpointRecord;
+}
+
+export interface WriteResult {
+  goodWritten: number;
+  badWritten: number;
+  /** Quarantine rows skipped because the same row was already there (a replayed batch). */
+  badAlreadyPresent: number;
+  /**
+   * Set when the request carried a checkpoint: "already-committed" means an identical commit by
+   * the same writer was found (a retry) and nothing was written.
+   */
+  checkpointOutcome?: CommitOutcome;
+}
+
+export interface LakeWriter {
+  write(request: WriteRequest): Promise<WriteResult>;
+  /**
+   * Present on targets that can hold checkpoints in their own database (format duckdb):
+   * the store behind `checkpoint: "target"`, sharing this writer's database.
+   */
+  checkpointStore?(): CheckpointStore;
+  close(): Promise<void>;
+}
+
+/** A quarantine row as stored (what `readQuarantine` returns). */
+export interface StoredQuarantineRow {
+  /** Deterministic id: hash of position (if any), raw payload and record, and the ordinal among identical rows. */
+  quarantineId: string;
+  batchId: number;
+  /** The original record, parsed back from its JSON text (undefined for a decode failure). */
+  record: unknown;
+  /** Raw payload: text, or base64 when `rawEncoding` is "base64". */
+  raw: string | null;
+  rawEncoding: "text" | "base64" | null;
+  /** Rule messages; null when quarantine.include_error_reason is false. */
+  reasons: string[] | null;
+  ruleIds: string[];
+  position: unknown;
+  quarantinedAt: Date;
+}

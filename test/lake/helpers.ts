@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Contract, FieldSpec, FieldType, LakeFormat, Strategy } from "../../src/contract/types.js";
+
+export interface ContractOptions {
+  dataset?: string;
+  fields?: Array<[string, FieldType] | [string, "decimal", number, number]>;
+  primaryKey?: string[];
+  strategy?: Strategy;
+  format?: LakeFormat;
+  quarantine?: Partial<Contract["quarantine"]>;
+  unknownFields?: Contract["schemaPolicy"]["unknownFields"];
+  raw?: Record<string, unknown>;
+}
+
+/** A normalised contract built in code, as `loadContract` would return it. */
+export function makeContract(o: ContractOptions = {}): Contract {
+  const dataset = o.dataset ?? "orders";
+  const fields: FieldSpec[] = (o.fields ?? [["id", "integer"], ["name", "string"]]).map((f) => ({
+    name: f[0],
+    type: f[1],
+    declaredType: f[1] === "decimal" ? `decimal(${f[2]},${f[3]})` : f[1],
+    ...(f[1] === "decimal" ? { precision: f[2], scale: f[3] } : {}),
+    required: false,
+    nullable: true,
+    pii: false,
+    aliases: [],
+  }));
+  return {
+    info: {},
+    dataset,
+    primaryKey: o.primaryKey ?? [],
+    fields,
+    rowRules: [],
+    datasetRules: [],
+    materialization: {
+      strategy: o.strategy ?? "append",
+      strategyDeclared: o.strategy !== undefined,
+      format: o.format ?? "duckdb",
+      table: dataset,
+      partitionBy: [],
+    },
+    quarantine: {
+      enabled: true,
+      target: `${dataset}_quarantine`,
+      format: o.format ?? "duckdb",
+      includeErrorReason: true,
+      ...o.quarantine,
+    },
+    schemaPolicy: { evolution: "strict", unknownFields: o.unknownFields ?? "quarantine" },
+    warnings: [],
+    raw: o.raw ?? {},
+  };
+}
+
+export function tempDir(label: string): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), `lakelogic-${label}-`));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function byKey<T extends Record<string, unknown>>(rows: T[], key = "id"): T[] {
+  return [...rows].sort((a, b) => Number(a[key]) - Number(b[key]));
+}
