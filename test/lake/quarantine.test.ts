@@ -1,0 +1,148 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { LakeFormat } from "../../src/contract/types.js";
+import { openLake, quarantineIds, readQuarantine, readTable, type QuarantineRow } from "../../src/lake/index.js";
+import { makeContract, tempDir } from "./helpers.js";
+
+const cleanups: Array<() => void> = [];
+afterAll(() => cleanups.forEach((c) => c()));
+function lakeDir(label: string): string {
+  const d = tempDir(label);
+  cleanups.push(d.cleanup);
+  return d.path;
+}
+
+const bad = (i: number, extra: Partial<QuarantineRow> = {}): QuarantineRow => ({
+  record: { id: `x${i}`, amount: -i },
+  errors: [
+    { ruleId: "type:id", message: `id x${i} is not an integer` },
+    { ruleId: "amount_positive", message: "amount must be > 0" },
+  ],
+  position: { partition: 0, offset: 100 + i },
+  ...extra,
+});
+
+describe("quarantine ids", () => {
+  it("depend on position and content, not on batch id or index", () => {
+    const rows = [bad(1), bad(2), bad(3)];
+    const whole = quarantineIds(rows);
+    const split = [...quarantineIds(rows.slice(0, 1)), ...quarantineIds(rows.slice(1))];
+    expect(split).toEqual(whole);
+    expect(new Set(whole).size).toBe(3);
+  });
+
+  it("tell identical records apart by their ordinal in the batch", () => {
+    const same = { record: { a: 1 }, errors: [{ ruleId: "r", message: "m" }] };
+    const ids = quarantineIds([same, same, { ...same, record: { a: 2 } }, same]);
+    expect(new Set(ids).size).toBe(4);
+    // Key order does not change a record's identity.
+    expect(quarantineIds([{ ...same, record: { x: 1, y: 2 } }])).toEqual(quarantineIds([{ ...same, record: { y: 2, x: 1 } }]));
+  });
+
+  it("ignore the error messages (a contract fix does not re-quarantine a replay)", () => {
+    expect(quarantineIds([bad(1)])).toEqual(quarantineIds([{ ...bad(1), errors: [] }]));
+  });
+});
+
+describe.each<LakeFormat>(["duckdb", "parquet"])("%s quarantine", (format) => {
+  it("keeps record, raw payload, reasons, rule ids, batch id, position and a timestamp", async () => {
+    const c = makeContract({ format, strategy: "merge", primaryKey: ["id"] });
+    const targetPath = lakeDir(`${format}-q-shape`);
+    const w = await openLake(c, { targetPath });
+    const before = Date.now();
+    await w.write({
+      batchId: 4,
+      good: [{ id: 1, name: "ok" }],
+      bad: [
+        bad(1, { raw: '{"id":"x1","amount":-1}' }),
+        { record: undefined, raw: new Uint8Array([0xff, 0x00, 0x7b]), errors: [{ ruleId: "decode", message: "Unexpected token" }], position: 77n },
+      ],
+    });
+    await w.close();
+    const rows = await readQuarantine(c, { targetPath });
+    expect(rows).toHaveLength(2);
+    const first = rows.find((r) => r.ruleIds.includes("type:id"))!;
+    expect(first).toMatchObject({
+      batchId: 4,
+      record: { id: "x1", amount: -1 },
+      raw: '{"id":"x1","amount":-1}',
+      rawEncoding: "text",
+      reasons: ["id x1 is not an integer", "amount must be > 0"],
+      ruleIds: ["type:id", "amount_positive"],
+      position: { partition: 0, offset: 101 },
+    });
+    expect(first.quarantineId).toMatch(/^[0-9a-f]{32}$/);
+    expect(first.quarantinedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    const poison = rows.find((r) => r.ruleIds.includes("decode"))!;
+    expect(poison).toMatchObject({ record: undefined, rawEncoding: "base64", position: 77 });
+    expect(Buffer.from(poison.raw!, "base64")).toEqual(Buffer.from([0xff, 0x00, 0x7b]));
+    expect(await readTable(c, { targetPath })).toEqual([{ id: 1, name: "ok" }]);
+  });
+
+  it("a replay cut at different batch boundaries adds no duplicates", async () => {
+    const c = makeContract({ format, strategy: "merge", primaryKey: ["id"] });
+    const targetPath = lakeDir(`${format}-q-replay`);
+    const twin = { record: { id: "dup" }, errors: [{ ruleId: "r", message: "m" }] }; // no position
+    let w = await openLake(c, { targetPath });
+    const first = await w.write({ batchId: 1, good: [], bad: [bad(1), bad(2), twin, twin, bad(3)] });
+    expect(first).toMatchObject({ badWritten: 5, badAlreadyPresent: 0 });
+    await w.close();
+
+    // After a crash the same records come back in other batches, with new batch ids, and a new one.
+    w = await openLake(c, { targetPath });
+    const a = await w.write({ batchId: 2, good: [], bad: [bad(1), bad(2)] });
+    const b = await w.write({ batchId: 3, good: [], bad: [twin, twin, bad(3), bad(4)] });
+    await w.close();
+    expect(a).toMatchObject({ badWritten: 0, badAlreadyPresent: 2 });
+    expect(b).toMatchObject({ badWritten: 1, badAlreadyPresent: 3 });
+
+    const rows = await readQuarantine(c, { targetPath });
+    expect(rows).toHaveLength(6);
+    expect(new Set(rows.map((r) => r.quarantineId)).size).toBe(6);
+    expect(rows.filter((r) => (r.record as { id: string }).id === "dup")).toHaveLength(2);
+    // The original rows keep their first batch id.
+    expect(rows.find((r) => (r.record as { id: string }).id === "x1")?.batchId).toBe(1);
+  });
+
+  it("include_error_reason: false keeps the rule ids but not the messages", async () => {
+    const c = makeContract({ format, quarantine: { includeErrorReason: false } });
+    const targetPath = lakeDir(`${format}-q-noreason`);
+    const w = await openLake(c, { targetPath });
+    await w.write({ batchId: 1, good: [], bad: [bad(1)] });
+    await w.close();
+    const [row] = await readQuarantine(c, { targetPath });
+    expect(row).toMatchObject({ reasons: null, ruleIds: ["type:id", "amount_positive"] });
+  });
+
+  it("quarantine.enabled: false writes no bad rows", async () => {
+    const c = makeContract({ format, quarantine: { enabled: false } });
+    const targetPath = lakeDir(`${format}-q-off`);
+    const w = await openLake(c, { targetPath });
+    const r = await w.write({ batchId: 1, good: [{ id: 1, name: "a" }], bad: [bad(1)] });
+    await w.close();
+    expect(r).toEqual({ goodWritten: 1, badWritten: 0, badAlreadyPresent: 0 });
+    expect(await readQuarantine(c, { targetPath })).toEqual([]);
+    if (format === "parquet") expect(existsSync(join(targetPath, "orders_quarantine"))).toBe(false);
+  });
+
+  it("stores records JSON cannot (bigint, cycles) instead of failing the batch", async () => {
+    const c = makeContract({ format });
+    const targetPath = lakeDir(`${format}-q-odd`);
+    const cyclic: Record<string, unknown> = { id: "c" };
+    cyclic.self = cyclic;
+    const w = await openLake(c, { targetPath });
+    await w.write({
+      batchId: 1,
+      good: [],
+      bad: [
+        { record: { id: 9007199254740993n }, errors: [{ ruleId: "r", message: "m" }] },
+        { record: cyclic, errors: [{ ruleId: "r", message: "m" }] },
+      ],
+    });
+    await w.close();
+    const rows = await readQuarantine(c, { targetPath });
+    expect(rows).toHaveLength(2);
+    expect(rows.map((r) => r.record)).toContainEqual("[object Object]");
+  });
+});
