@@ -45,7 +45,10 @@ export class SSEParser {
   private dataBytes = 0;
   private eventType = "";
   private sawId = false;
+  /** Set by `id:` lines as they are parsed… */
   private lastEventIdBuffer: string;
+  /** …and copied here when a block is dispatched: only this one is used to reconnect (spec). */
+  private lastEventIdString: string;
 
   /** The latest `retry:` value in ms, if the server sent one. */
   retryMs: number | undefined;
@@ -56,11 +59,15 @@ export class SSEParser {
     private readonly maxLineBytes = 16 * 1024 * 1024,
   ) {
     this.lastEventIdBuffer = lastEventId;
+    this.lastEventIdString = lastEventId;
   }
 
-  /** The id to send as `Last-Event-ID` on reconnect (per the spec, the buffer as parsed so far). */
+  /**
+   * The id to send as `Last-Event-ID` on reconnect: that of the last dispatched block. An `id:`
+   * inside an event cut off by a dropped connection does not count — that event was never seen.
+   */
   get lastEventId(): string {
-    return this.lastEventIdBuffer;
+    return this.lastEventIdString;
   }
 
   /**
@@ -68,6 +75,7 @@ export class SSEParser {
    * (the spec never dispatches an event cut off by the end of the stream), the id is kept.
    */
   reset(): void {
+    this.lastEventIdBuffer = this.lastEventIdString;
     this.partial = [];
     this.partialBytes = 0;
     this.skipLF = false;
@@ -174,6 +182,7 @@ export class SSEParser {
   }
 
   private dispatch(events: SSEEvent[]): void {
+    this.lastEventIdString = this.lastEventIdBuffer;
     if (this.dataLines.length === 0) {
       // Nothing to deliver, but an `id:` seen here has already moved the last event id (spec).
       this.clearEvent();

@@ -94,10 +94,11 @@ describe("SSEParser (WHATWG event stream rules)", () => {
   it("never dispatches an event cut off by the end of the stream; reset() drops it", () => {
     const p = new SSEParser();
     expect(p.push(enc.encode("id: 1\ndata: whole\n\nid: 2\ndata: half"))).toEqual([ev("whole", { lastEventId: "1", hasId: true })]);
+    // The cut-off event's id was parsed but never dispatched: reconnecting must not skip it.
+    expect(p.lastEventId).toBe("1");
     p.reset();
-    // The id of the cut-off event was already parsed (spec), the data was not dispatched.
-    expect(p.lastEventId).toBe("2");
-    expect(p.push(enc.encode("data: next\n\n"))).toEqual([ev("next", { lastEventId: "2" })]);
+    expect(p.lastEventId).toBe("1");
+    expect(p.push(enc.encode("data: next\n\n"))).toEqual([ev("next", { lastEventId: "1" })]);
   });
 
   it("decodes UTF-8 split across chunks", () => {
