@@ -1,0 +1,214 @@
+/**
+ * Validation throughput: 1,000,000 generated order events (8 fields, 5 row rules including
+ * a regex and accepted values, about 5 % bad) validated in batches of 10,000, and — when the
+ * lake writer is available — written to a DuckDB merge target (good rows) and quarantine.
+ *
+ *   npx tsx bench/validate.ts                       # both engines, each in its own process
+ *   npx tsx bench/validate.ts --engine duckdb       # one engine
+ *   npx tsx bench/validate.ts --rows 200000 --no-write
+ *
+ * Prints one JSON line per engine: {engine, rows, seconds, rowsPerSec, peakRssMb, …}.
+ * `seconds` covers validation plus the write; generating the events is not timed.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Contract } from "../src/contract/types.js";
+import { createEngine } from "../src/engine/index.js";
+import type { EngineName } from "../src/engine/types.js";
+import type { LakeWriter } from "../src/lake/types.js";
+import { makeContract } from "../test/support/contract.js";
+
+interface Options {
+  engine?: EngineName;
+  rows: number;
+  batch: number;
+  write: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const opts: Options = { rows: 1_000_000, batch: 10_000, write: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === "--engine") opts.engine = next() as EngineName;
+    else if (a === "--rows") opts.rows = Number(next());
+    else if (a === "--batch") opts.batch = Number(next());
+    else if (a === "--no-write") opts.write = false;
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return opts;
+}
+
+export const benchContract: Contract = (() => {
+  const c = makeContract({
+    dataset: "orders",
+    primaryKey: ["order_id"],
+    fields: [
+      { name: "order_id", type: "string" },
+      { name: "customer_id", type: "integer" },
+      { name: "amount", type: "decimal", precision: 12, scale: 2 },
+      { name: "currency", type: "string" },
+      { name: "status", type: "string" },
+      { name: "email", type: "string" },
+      { name: "created_at", type: "timestamp" },
+      { name: "quantity", type: "integer" },
+    ],
+    rowRules: [
+      { kind: "not_null", field: "order_id" },
+      { kind: "regex_match", field: "email", pattern: "^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$" },
+      { kind: "accepted_values", field: "currency", values: ["USD", "EUR", "GBP", "JPY"] },
+      { kind: "accepted_values", field: "status", values: ["new", "paid", "shipped", "cancelled"] },
+      { kind: "range", field: "quantity", min: 1, max: 1000, inclusive: true },
+    ],
+  });
+  c.materialization = { ...c.materialization, strategy: "merge", strategyDeclared: true, format: "duckdb" };
+  return c;
+})();
+
+/** Small, fast, seeded PRNG (mulberry32): the same events on every run. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const CURRENCIES = ["USD", "EUR", "GBP", "JPY"];
+const STATUSES = ["new", "paid", "shipped", "cancelled"];
+const BASE_MS = Date.UTC(2024, 0, 1);
+
+export function generateBatch(start: number, count: number, seed = 42): Array<Record<string, unknown>> {
+  const r = rng(seed + start);
+  const out: Array<Record<string, unknown>> = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const n = start + i;
+    const rec: Record<string, unknown> = {
+      order_id: `ORD-${String(n).padStart(9, "0")}`,
+      customer_id: 1 + Math.floor(r() * 500_000),
+      amount: Math.round(r() * 100_000) / 100,
+      currency: CURRENCIES[Math.floor(r() * 4)],
+      status: STATUSES[Math.floor(r() * 4)],
+      email: `user${Math.floor(r() * 1e6)}@example.com`,
+      created_at: new Date(BASE_MS + Math.floor(r() * 31_536_000_000)).toISOString(),
+      quantity: 1 + Math.floor(r() * 20),
+    };
+    // About 5 % bad, spread over the kinds of failure.
+    if (r() < 0.05) {
+      switch (Math.floor(r() * 6)) {
+        case 0:
+          rec["email"] = "not-an-email";
+          break;
+        case 1:
+          rec["currency"] = "XXX";
+          break;
+        case 2:
+          rec["quantity"] = 0;
+          break;
+        case 3:
+          rec["amount"] = "12,50";
+          break;
+        case 4:
+          rec["created_at"] = "yesterday";
+          break;
+        default:
+          rec["order_id"] = null;
+      }
+    }
+    out[i] = rec;
+  }
+  return out;
+}
+
+async function openWriter(contract: Contract, targetPath: string): Promise<LakeWriter | undefined> {
+  try {
+    const lake = (await import("../src/lake/index.js")) as {
+      openLake(c: Contract, o: { targetPath: string }): Promise<LakeWriter>;
+    };
+    return await lake.openLake(contract, { targetPath });
+  } catch (err) {
+    process.stderr.write(`lake writer unavailable, timing validation only: ${(err as Error).message}\n`);
+    return undefined;
+  }
+}
+
+async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
+  const engine = await createEngine(opts.engine);
+  const dir = mkdtempSync(join(tmpdir(), "lakelogic-bench-"));
+  const writer = opts.write ? await openWriter(benchContract, dir) : undefined;
+  let validateMs = 0;
+  let writeMs = 0;
+  let cpuMicros = 0;
+  let good = 0;
+  let bad = 0;
+  try {
+    let batchId = 0;
+    for (let start = 0; start < opts.rows; start += opts.batch) {
+      const records = generateBatch(start, Math.min(opts.batch, opts.rows - start));
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const result = await engine.validate(records, benchContract);
+      const t1 = performance.now();
+      validateMs += t1 - t0;
+      good += result.good.length;
+      bad += result.bad.length;
+      if (writer) {
+        await writer.write({
+          batchId: ++batchId,
+          good: result.good,
+          bad: result.bad.map((b) => ({ record: b.record, errors: b.errors, position: b.index + start })),
+        });
+        writeMs += performance.now() - t1;
+      }
+      const cpu = process.cpuUsage(cpu0);
+      cpuMicros += cpu.user + cpu.system;
+    }
+  } finally {
+    await writer?.close();
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const seconds = (validateMs + writeMs) / 1000;
+  const line = {
+    engine: opts.engine,
+    rows: opts.rows,
+    seconds: Number(seconds.toFixed(3)),
+    rowsPerSec: Math.round(opts.rows / seconds),
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    batchSize: opts.batch,
+    write: writer ? "duckdb-merge" : "none",
+    // CPU time of this process over the same spans: on a busy machine wall time overstates cost.
+    cpuSeconds: Number((cpuMicros / 1e6).toFixed(3)),
+    validateSeconds: Number((validateMs / 1000).toFixed(3)),
+    writeSeconds: Number((writeMs / 1000).toFixed(3)),
+    good,
+    bad,
+  };
+  process.stdout.write(JSON.stringify(line) + "\n");
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.engine) return runOne({ ...opts, engine: opts.engine });
+  // One process per engine, so each peak RSS is that engine's own.
+  const self = fileURLToPath(import.meta.url);
+  for (const engine of ["duckdb", "polars"] as const) {
+    const args = [...process.execArgv, self, ...process.argv.slice(2), "--engine", engine];
+    const res = spawnSync(process.execPath, args, { stdio: "inherit" });
+    if (res.status !== 0) process.exitCode = res.status ?? 1;
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await main();
+}

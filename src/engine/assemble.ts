@@ -1,0 +1,232 @@
+/**
+ * Turn what an engine computed into a ValidationResult. Shared by both engines so that
+ * row shapes, error order and messages cannot drift apart.
+ */
+import type { DatasetRule, RowRule } from "../contract/types.js";
+import { typeLabel } from "./canonical.js";
+import { lookupField, type EncodedBatch } from "./encode.js";
+import type { Check, Plan } from "./plan.js";
+import type { BadRow, DatasetRuleResult, Row, RuleCount, RuleFailure, ValidationResult } from "./types.js";
+
+/** What each engine hands back for one batch. Positions are engine rows (0..n-1). */
+export interface EngineOutput {
+  /** Per `plan.outputColumns` entry: that column's values over the good rows, in order. */
+  goodColumns: unknown[][];
+  /** Engine positions of bad rows, ascending, with the check codes each failed (all severities). */
+  bad: Array<{ pos: number; codes: number[] }>;
+  /** Failures per check, indexed by check code. */
+  counts: number[];
+  goodCount: number;
+  /** Per dataset rule: unique → distinct key count, null_ratio → null count, row_count → unused. */
+  dataset: number[];
+}
+
+const MAX_SHOWN = 120;
+
+/** A value as it appears in a message: JSON-ish, shortened. */
+export function showValue(v: unknown): string {
+  let s: string;
+  try {
+    if (typeof v === "bigint") s = v.toString();
+    else if (typeof v === "number" && !Number.isFinite(v)) s = String(v);
+    else if (v instanceof Date) s = Number.isNaN(v.getTime()) ? "Invalid Date" : JSON.stringify(v.toISOString());
+    else s = JSON.stringify(v) ?? String(v);
+  } catch {
+    s = Object.prototype.toString.call(v);
+  }
+  return s.length > MAX_SHOWN ? s.slice(0, MAX_SHOWN - 1) + "…" : s;
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "object") return (v as object).constructor?.name ?? "object";
+  return typeof v;
+}
+
+function message(check: Check, rec: Record<string, unknown>, unknown: string | null): string {
+  const f = check.field;
+  const shown = f ? showValue(lookupField(rec, f)) : "";
+  switch (check.kind) {
+    case "unknown":
+      return `unknown fields: ${unknown ?? ""}`;
+    case "type":
+      return `${f!.name}: cannot convert ${shown} to ${typeLabel(f!.spec!)}`;
+    default:
+      return ruleMessage(check.rule!, f?.name ?? "", shown);
+  }
+}
+
+function ruleMessage(rule: RowRule, field: string, shown: string): string {
+  switch (rule.kind) {
+    case "not_null":
+      return `${field} is null`;
+    case "accepted_values":
+      return `${field}: ${shown} is not one of ${rule.values.map((v) => showValue(v)).join(", ")}`;
+    case "regex_match":
+      return `${field}: ${shown} does not match /${rule.pattern}/`;
+    case "range": {
+      const lo = rule.min === undefined ? "" : `${rule.inclusive ? ">=" : ">"} ${rule.min}`;
+      const hi = rule.max === undefined ? "" : `${rule.inclusive ? "<=" : "<"} ${rule.max}`;
+      return `${field}: ${shown} is out of range (${[lo, hi].filter(Boolean).join(" and ")})`;
+    }
+    case "sql":
+      return `${rule.id}: not true: ${rule.sql}`;
+  }
+}
+
+function datasetResult(rule: DatasetRule, measured: number, goodCount: number): DatasetRuleResult {
+  const base = { ruleId: rule.id, kind: rule.kind, severity: rule.severity };
+  switch (rule.kind) {
+    case "unique": {
+      const dup = goodCount - measured;
+      const on = rule.fields.join(", ");
+      return {
+        ...base,
+        passed: dup === 0,
+        observed: dup,
+        message: dup === 0 ? `(${on}) is unique over ${goodCount} rows` : `${dup} duplicate rows on (${on})`,
+      };
+    }
+    case "null_ratio": {
+      const ratio = goodCount === 0 ? 0 : measured / goodCount;
+      return {
+        ...base,
+        passed: ratio <= rule.max,
+        observed: ratio,
+        message: `${rule.field}: null ratio ${ratio} (${measured} of ${goodCount} rows), max ${rule.max}`,
+      };
+    }
+    case "row_count_between": {
+      const passed = (rule.min === undefined || goodCount >= rule.min) && (rule.max === undefined || goodCount <= rule.max);
+      const range = `${rule.min ?? "-∞"}..${rule.max ?? "∞"}`;
+      return { ...base, passed, observed: goodCount, message: `${goodCount} rows, expected ${range}` };
+    }
+  }
+}
+
+export function emptyOutput(plan: Plan): EngineOutput {
+  return {
+    goodColumns: plan.outputColumns.map(() => []),
+    bad: [],
+    counts: plan.checks.map(() => 0),
+    goodCount: 0,
+    dataset: plan.dataset.map(() => 0),
+  };
+}
+
+function buildRows(
+  records: readonly unknown[],
+  plan: Plan,
+  enc: EncodedBatch,
+  out: EngineOutput,
+  engineBad: EngineOutput["bad"],
+): Row[] {
+  const colIndex = new Map(plan.outputColumns.map((c, i) => [c, i]));
+  const outs = plan.outputs.map((o) => ({
+    o,
+    values: out.goodColumns[colIndex.get(o.col)!]!,
+    big: o.bigCol ? out.goodColumns[colIndex.get(o.bigCol)!]! : undefined,
+    plain: o.name !== "__proto__",
+  }));
+  const keepExtra = plan.passthrough || plan.unknownPolicy === "allow";
+  const known = plan.knownKeys;
+  const rows: Row[] = new Array<Row>(out.goodCount);
+  let bi = 0;
+  let g = 0;
+  for (let pos = 0; pos < enc.n; pos++) {
+    if (bi < engineBad.length && engineBad[bi]!.pos === pos) {
+      bi++;
+      continue;
+    }
+    const rec = records[enc.index[pos]!] as Record<string, unknown>;
+    const row: Row = {};
+    for (const { o, values, big, plain } of outs) {
+      let v: unknown = values[g] ?? null;
+      switch (o.kind) {
+        case "string":
+          if (v === null) {
+            // The engine leaves out values that were strings: they are their own canonical form.
+            const raw = lookupField(rec, o.field);
+            v = typeof raw === "string" ? raw : raw instanceof Date ? raw.toISOString() : null;
+          }
+          break;
+        case "int": {
+          const b = big![g];
+          if (typeof b === "string") v = BigInt(b);
+          break;
+        }
+        case "json":
+          if (typeof v === "string") v = JSON.parse(v) as unknown;
+          break;
+      }
+      if (plain) row[o.name] = v;
+      else setKey(row, o.name, v);
+    }
+    if (keepExtra) {
+      for (const key in rec) {
+        if (Object.hasOwn(rec, key) && !known.has(key)) setKey(row, key, rec[key]);
+      }
+    }
+    rows[g++] = row;
+  }
+  return rows;
+}
+
+export function setKey(row: Row, key: string, value: unknown): void {
+  // `__proto__` must become a data property, not the row's prototype.
+  if (key === "__proto__") Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
+  else row[key] = value;
+}
+
+export function assemble(
+  records: readonly unknown[],
+  plan: Plan,
+  enc: EncodedBatch,
+  out: EngineOutput | undefined,
+): ValidationResult {
+  const checks = plan.checks;
+  // ── bad rows, merged in arrival order ──
+  const bad: BadRow[] = [];
+  const engineBad = out?.bad ?? [];
+  let a = 0;
+  let b = 0;
+  const notObj = enc.notObject;
+  while (a < notObj.length || b < engineBad.length) {
+    const ia = a < notObj.length ? notObj[a]! : Infinity;
+    const eb = b < engineBad.length ? engineBad[b]! : undefined;
+    const ib = eb ? enc.index[eb.pos]! : Infinity;
+    if (ia < ib) {
+      const rec = records[ia];
+      bad.push({
+        index: ia,
+        record: rec,
+        errors: [{ ruleId: "record:not_object", message: `record is not an object (got ${kindOf(rec)})` }],
+      });
+      a++;
+    } else {
+      const rec = records[ib] as Record<string, unknown>;
+      const unknown = enc.unknown[eb!.pos] ?? null;
+      const errors: RuleFailure[] = eb!.codes.map((code) => {
+        const c = checks[code]!;
+        return { ruleId: c.ruleId, message: message(c, rec, unknown) };
+      });
+      bad.push({ index: ib, record: rec, errors });
+      b++;
+    }
+  }
+
+  // ── good rows ──
+  const good: Row[] = out ? buildRows(records, plan, enc, out, engineBad) : [];
+
+  // ── counts ──
+  const ruleCounts: RuleCount[] = [];
+  if (notObj.length > 0) ruleCounts.push({ ruleId: "record:not_object", severity: "error", failed: notObj.length });
+  for (const c of checks) {
+    const failed = out?.counts[c.code] ?? 0;
+    if (!c.builtin || failed > 0) ruleCounts.push({ ruleId: c.ruleId, severity: c.severity, failed });
+  }
+  const goodCount = out?.goodCount ?? 0;
+  const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i] ?? 0, goodCount));
+  return { good, bad, ruleCounts, datasetRules };
+}

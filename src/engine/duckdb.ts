@@ -1,0 +1,301 @@
+/**
+ * DuckDB engine. A batch travels as ONE string parameter — `{"u":[...],"c0":[...],…}`,
+ * one JSON array of tagged text per column (see encode.ts) — that DuckDB unnests into
+ * rows. Coercion, rules, flags, counts and dataset measures are one prepared SELECT per
+ * contract, and its single result cell is a JSON document with the good rows (already
+ * row objects), the bad rows' failed checks, and the aggregates.
+ *
+ * Measured on 10k rows × 8 columns: binding one JSON string and unnesting it costs about
+ * 4 ms, a DataChunk appender into a temp table about 24 ms (one native call per string),
+ * and reading rows back as JSON about 3× faster than through value vectors.
+ */
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from "@duckdb/node-api";
+import type { Contract } from "../contract/types.js";
+import { ConfigError } from "../errors.js";
+import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
+import { encodeBatch, type EncodedBatch } from "./encode.js";
+import type { Expr, Layer } from "./ir.js";
+import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
+import { quoteIdent, quoteString } from "./sqltext.js";
+import type { Engine, ValidationResult } from "./types.js";
+
+
+const SQL_TYPE = { utf8: "VARCHAR", int64: "BIGINT", float64: "DOUBLE", bool: "BOOLEAN" } as const;
+
+export function toSql(e: Expr): string {
+  switch (e.op) {
+    case "col":
+      return quoteIdent(e.name);
+    case "lit":
+      if (e.value === null) return `CAST(NULL AS ${SQL_TYPE[e.type]})`;
+      switch (e.type) {
+        case "utf8":
+          return quoteString(String(e.value));
+        case "int64":
+          return `CAST(${String(e.value)} AS BIGINT)`;
+        case "float64":
+          return `CAST('${String(e.value)}' AS DOUBLE)`;
+        case "bool":
+          return e.value ? "TRUE" : "FALSE";
+      }
+      break;
+    case "digit8":
+      return `((${toSql(e.e)} // ${8 ** e.pos}) % 8)`;
+    case "matches":
+      return `regexp_matches(${toSql(e.e)}, ${quoteString(e.pattern)})`;
+    case "extract":
+      // regexp_extract gives '' for "no match"; the IR says null.
+      return `nullif(regexp_extract(${toSql(e.e)}, ${quoteString(e.pattern)}, ${e.group}), '')`;
+    case "trimWs": {
+      // trim() with a character set is slow; most values have nothing to trim.
+      const x = toSql(e.e);
+      const ends = ["' '", "chr(9)", "chr(10)", "chr(13)"].map((w) => `starts_with(${x}, ${w}) OR ends_with(${x}, ${w})`);
+      return `(CASE WHEN ${ends.join(" OR ")} THEN trim(${x}, ' ' || chr(9) || chr(10) || chr(13)) ELSE ${x} END)`;
+    }
+    case "replaceAll":
+      return `regexp_replace(${toSql(e.e)}, ${quoteString(e.pattern)}, ${quoteString(e.replacement.replaceAll("\\", "\\\\"))}, 'g')`;
+    case "fitRight":
+      return `rpad(${toSql(e.e)}, ${e.length}, ${quoteString(e.fill)})`;
+    case "concat":
+      return `(${e.parts.map(toSql).join(" || ")})`;
+    case "joinNonNull":
+      return `nullif(concat_ws(${quoteString(e.sep)}, ${e.parts.map(toSql).join(", ")}), '')`;
+    case "length":
+      return `CAST(length(${toSql(e.e)}) AS BIGINT)`;
+    case "cast":
+      return `TRY_CAST(${toSql(e.e)} AS ${SQL_TYPE[e.to]})`;
+    case "arith":
+      return `(${toSql(e.a)} ${e.fn} ${toSql(e.b)})`;
+    case "cmp":
+      return `(${toSql(e.a)} ${e.fn === "!=" ? "<>" : e.fn} ${toSql(e.b)})`;
+    case "and":
+      return `(${e.args.map(toSql).join(" AND ")})`;
+    case "or":
+      return `(${e.args.map(toSql).join(" OR ")})`;
+    case "not":
+      return `(NOT ${toSql(e.e)})`;
+    case "isNull":
+      return `(${toSql(e.e)} IS NULL)`;
+    case "isFinite":
+      return `isfinite(${toSql(e.e)})`;
+    case "coalesce":
+      return `coalesce(${e.args.map(toSql).join(", ")})`;
+    case "case": {
+      const branches = e.when.map(([c, v]) => `WHEN ${toSql(c)} THEN ${toSql(v)}`).join(" ");
+      return `(CASE ${branches}${e.otherwise ? ` ELSE ${toSql(e.otherwise)}` : ""} END)`;
+    }
+    case "inList": {
+      const lits = e.values.map((v) =>
+        toSql({ op: "lit", value: v, type: e.type === "float64" ? "float64" : e.type === "bool" ? "bool" : "utf8" }),
+      );
+      return `(${toSql(e.e)} IN (${lits.join(", ")}))`;
+    }
+    case "dateToDays":
+      return `(TRY_CAST(${toSql(e.e)} AS DATE) - DATE '1970-01-01')`;
+    case "daysToDate":
+      return `(DATE '1970-01-01' + CAST(${toSql(e.e)} AS INTEGER))`;
+    case "timestampToMicros": {
+      // The connection's TimeZone is UTC, so text without a zone is read as UTC. DuckDB wants
+      // seconds before a zone ("10:00Z" fails), so those get ":00".
+      const x = toSql(e.e);
+      const withSeconds = `(CASE WHEN length(${x}) <= 16 OR substr(${x}, 17, 1) = ':' THEN ${x} ELSE left(${x}, 16) || ':00' || substr(${x}, 17) END)`;
+      return `epoch_us(TRY_CAST(${withSeconds} AS TIMESTAMPTZ))`;
+    }
+    case "microsToTimestamp":
+      return `make_timestamp(${toSql(e.e)})`;
+    case "formatMicros":
+      return `strftime(make_timestamp(${toSql(e.e)}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
+    case "decimalCanon":
+      return `CAST(TRY_CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale})) AS VARCHAR)`;
+    case "decimalValue":
+      return `CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale}))`;
+    case "sqlRule":
+      return `coalesce(CAST((${e.sql}) AS BOOLEAN), FALSE)`;
+  }
+  throw new Error(`unreachable: ${(e as { op: string }).op}`);
+}
+
+const layerSql = (from: string, layer: Layer): string =>
+  `SELECT *, ${layer.columns.map(([n, e]) => `${toSql(e)} AS ${quoteIdent(n)}`).join(", ")} FROM ${from}`;
+
+/** JSON member names of the batch document. */
+const payloadKey = (k: number): string => `c${k}`;
+
+/** The batch as the statement's one parameter. */
+export function batchPayload(plan: Plan, enc: EncodedBatch): string {
+  const payload: Record<string, Array<string | null> | number[]> = { u: enc.unknown };
+  enc.tags.forEach((t, w) => (payload[`t${w}`] = t));
+  for (const f of plan.fields) payload[payloadKey(f.k)] = enc.columns[f.k]!;
+  return JSON.stringify(payload);
+}
+
+/** The one statement that validates a batch; `sqlRules` lets a caller test rules one at a time. */
+export function buildStatement(plan: Plan, sqlRules = plan.sqlRules): string {
+  const struct =
+    `{"u":["VARCHAR"]` +
+    plan.tagWords.map((_, w) => `,"t${w}":["BIGINT"]`).join("") +
+    plan.fields.map((f) => `,"${payloadKey(f.k)}":["VARCHAR"]`).join("") +
+    "}";
+  const unnest = [
+    `unnest(range(len(j.u))) AS __ll_i`,
+    `unnest(j.u) AS ${UNKNOWN_COL}`,
+    ...plan.tagWords.map((name, w) => `unnest(j.t${w}) AS ${quoteIdent(name)}`),
+    ...plan.fields.map((f) => `unnest(j.${payloadKey(f.k)}) AS ${quoteIdent(f.text)}`),
+  ];
+  const ctes: string[] = [`s0 AS (SELECT ${unnest.join(", ")} FROM (SELECT from_json($1::VARCHAR, '${struct}') AS j))`];
+  const layers: Layer[] = [
+    ...plan.layers,
+    ...(sqlRules.length ? [{ columns: sqlRules.map(([c, sql]): [string, Expr] => [c, { op: "sqlRule", sql }]) }] : []),
+    ...plan.postLayers,
+  ];
+  layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
+  const last = `s${layers.length}`;
+
+  // Good-row columns come back as one string each, values joined by U+001E: several times
+  // cheaper than list() + to_json() + JSON.parse. Safe because no output column can contain
+  // U+001E (strings that were strings stay in the record; JSON text escapes control
+  // characters; the rest is canonical numbers, dates and decimals), and none is ever ''
+  // except NULL, written as ''.
+  const cols = plan.outputColumns.map(
+    (c) => `string_agg(coalesce(CAST(${quoteIdent(c)} AS VARCHAR), ''), chr(30)) FILTER (WHERE NOT ${BAD_COL})`,
+  );
+  const counts = plan.checks.length ? `[${plan.checks.map((c) => `count_if(${quoteIdent(c.flag)})`).join(", ")}]` : "[]";
+  const dataset = plan.dataset.map((d) => {
+    switch (d.rule.kind) {
+      case "unique":
+        return `count(DISTINCT row(${d.cols.map(quoteIdent).join(", ")})) FILTER (WHERE NOT ${BAD_COL})`;
+      case "null_ratio":
+        return `count_if(NOT ${BAD_COL} AND ${quoteIdent(d.cols[0]!)})`;
+      case "row_count_between":
+        return "0";
+    }
+  });
+  const doc = [
+    `bad := list(struct_pack(p := __ll_i, c := ${FAIL_COL})) FILTER (WHERE ${BAD_COL})`,
+    `counts := ${counts}`,
+    `ds := [${dataset.join(", ")}]::BIGINT[]`,
+    `n := count_if(NOT ${BAD_COL})`,
+  ];
+  const select = [`CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR)`, ...cols];
+  return `WITH ${ctes.join(",\n")}\nSELECT ${select.join(", ")} FROM ${last}`;
+}
+
+const MAX_COMPILED = 16;
+
+function splitColumn(joined: string | null, kind: Plan["outputColumnKinds"][number]): unknown[] {
+  if (joined === null) return [];
+  const parts: unknown[] = joined.split("\u001e");
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i] as string;
+    if (p === "") parts[i] = null;
+    else if (kind === "float") parts[i] = Number(p);
+    else if (kind === "bool") parts[i] = p === "true";
+  }
+  return parts;
+}
+
+interface Compiled {
+  plan: Plan;
+  stmt: DuckDBPreparedStatement;
+}
+
+interface Doc {
+  n: number;
+  bad: Array<{ p: number; c: string }> | null;
+  counts: number[];
+  ds: number[];
+}
+
+export class DuckDBEngine implements Engine {
+  readonly name = "duckdb" as const;
+  /** Prepared plans by contract object; a few, since a stream keeps one contract. */
+  private readonly compiled = new Map<Contract, Promise<Compiled>>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+  ) {}
+
+  static async create(): Promise<DuckDBEngine> {
+    // One thread: a 10k-row batch is too small to gain from parallel operators (measured:
+    // slower with two). It also makes list() aggregate rows in arrival order, which the
+    // statement relies on instead of sorting eleven lists (ORDER BY cost ~8 ms per 10k rows).
+    const instance = await DuckDBInstance.create(":memory:", { threads: "1" });
+    const conn = await instance.connect();
+    // Timestamps without a zone are UTC, whatever the machine's zone.
+    await conn.run("SET TimeZone = 'UTC'");
+    return new DuckDBEngine(instance, conn);
+  }
+
+  validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
+    if (this.closed) return Promise.reject(new Error("engine is closed"));
+    // One connection, one statement per contract: batches run one after another.
+    const run = this.queue.then(() => this.validateNow(records, contract));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async validateNow(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
+    const c = await this.compile(contract);
+    const plan = c.plan;
+    const enc = encodeBatch(records, plan);
+    if (enc.n === 0) return assemble(records, plan, enc, emptyOutput(plan));
+    c.stmt.bindVarchar(1, batchPayload(plan, enc));
+    const reader = await c.stmt.runAndReadAll();
+    const row = reader.getRowsJS()[0]!;
+    const doc = JSON.parse(row[0] as string) as Doc;
+    const out: EngineOutput = {
+      goodColumns: plan.outputColumnKinds.map((kind, i) => splitColumn(row[i + 1] as string | null, kind)),
+      bad: (doc.bad ?? []).map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
+      counts: doc.counts,
+      goodCount: doc.n,
+      dataset: doc.ds,
+    };
+    return assemble(records, plan, enc, out);
+  }
+
+  private compile(contract: Contract): Promise<Compiled> {
+    let c = this.compiled.get(contract);
+    if (!c) {
+      if (this.compiled.size >= MAX_COMPILED) {
+        const [oldest, evicted] = this.compiled.entries().next().value as [Contract, Promise<Compiled>];
+        this.compiled.delete(oldest);
+        void evicted.then((e) => e.stmt.destroySync(), () => undefined);
+      }
+      c = this.prepare(contract);
+      this.compiled.set(contract, c);
+      c.catch(() => this.compiled.delete(contract));
+    }
+    return c;
+  }
+
+  private async prepare(contract: Contract): Promise<Compiled> {
+    const plan = compilePlan(contract);
+    try {
+      return { plan, stmt: await this.conn.prepare(buildStatement(plan)) };
+    } catch (err) {
+      // Point at the rule that does not compile, if one does not on its own.
+      for (const [i, rule] of plan.sqlRules.entries()) {
+        try {
+          (await this.conn.prepare(buildStatement(plan, [rule]))).destroySync();
+        } catch (ruleErr) {
+          const id = contract.rowRules.filter((r) => r.kind === "sql")[i]?.id ?? rule[0];
+          throw new ConfigError(`rule ${id}`, `does not compile on duckdb: ${(ruleErr as Error).message}`, { cause: ruleErr });
+        }
+      }
+      throw new ConfigError("contract", `cannot be compiled for duckdb: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    for (const c of this.compiled.values()) await c.then((e) => e.stmt.destroySync(), () => undefined);
+    this.compiled.clear();
+    this.conn.closeSync();
+    this.instance.closeSync();
+  }
+}

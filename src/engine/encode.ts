@@ -1,0 +1,194 @@
+/**
+ * The one JavaScript pass over a batch: records → columns.
+ *
+ * Each field becomes a text column plus a 3-bit tag saying what the value was (TAG below);
+ * the tags of up to 17 fields are packed into one number per row (base 8), so the engine
+ * reads them with integer arithmetic instead of string slicing. Texts: strings as they are,
+ * numbers in shortest round-trip digits without exponent, booleans `true`/`false`, JSON
+ * text for json fields (and for nested values of undeclared keys a rule reads).
+ * Deciding validity and converting is left to the engine; this pass only spells values.
+ */
+import { isWellFormed, numberText } from "./canonical.js";
+import type { Plan, PlanField } from "./plan.js";
+
+export const TAG = {
+  /** Absent, undefined or null. */
+  none: 0,
+  string: 1,
+  /** Integral number or bigint. */
+  integral: 2,
+  /** Any other finite number. */
+  number: 3,
+  boolean: 4,
+  /** Object or array (text only where a rule may read it). */
+  nested: 5,
+  /** JSON text of a json field's value. */
+  json: 6,
+  /** No text form: NaN, ±Infinity, unpaired surrogates, functions, cyclic JSON, … */
+  invalid: 7,
+} as const;
+
+/** Fields per packed tag number: 17 × 3 bits stays below 2^53. */
+export const TAGS_PER_WORD = 17;
+
+export interface EncodedBatch {
+  /** Object records handed to the engine. */
+  n: number;
+  /** Engine row → index in the input array. */
+  index: Int32Array;
+  /** Input indices of records that are not plain objects. */
+  notObject: number[];
+  /** One text column per plan field, same order as `plan.fields`. */
+  columns: Array<Array<string | null>>;
+  /** Packed tags: word w holds fields 17w … 17w+16, field k at 8^(k mod 17). */
+  tags: number[][];
+  /** Per engine row: unknown keys joined by ", ", or null (only filled under `quarantine`). */
+  unknown: Array<string | null>;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+// The encoders return the text and leave the tag in `tag` (one shared slot: no allocation per value).
+let tag = 0;
+
+function encodeText(v: unknown, keepNested: boolean): string | null {
+  switch (typeof v) {
+    case "string":
+      if (isWellFormed(v)) {
+        tag = TAG.string;
+        return v;
+      }
+      tag = TAG.invalid;
+      return null;
+    case "number":
+      if (Number.isInteger(v)) tag = TAG.integral;
+      else if (Number.isFinite(v)) tag = TAG.number;
+      else {
+        tag = TAG.invalid;
+        return null;
+      }
+      return numberText(v);
+    case "boolean":
+      tag = TAG.boolean;
+      return v ? "true" : "false";
+    case "bigint":
+      tag = TAG.integral;
+      return v.toString();
+    case "object":
+      if (v === null) {
+        tag = TAG.none;
+        return null;
+      }
+      if (v instanceof Date) {
+        if (Number.isNaN(v.getTime())) {
+          tag = TAG.invalid;
+          return null;
+        }
+        tag = TAG.string;
+        return v.toISOString();
+      }
+      tag = TAG.nested;
+      if (!keepNested) return null;
+      return json(v, TAG.nested);
+    case "undefined":
+      tag = TAG.none;
+      return null;
+    default:
+      tag = TAG.invalid;
+      return null;
+  }
+}
+
+function json(v: unknown, ok: number): string | null {
+  try {
+    const j = JSON.stringify(v);
+    tag = j === undefined ? TAG.invalid : ok;
+    return j ?? null;
+  } catch {
+    tag = TAG.invalid;
+    return null;
+  }
+}
+
+function encodeJson(v: unknown): string | null {
+  if (v === null || v === undefined) {
+    tag = TAG.none;
+    return null;
+  }
+  if (typeof v === "number" && !Number.isFinite(v)) {
+    tag = TAG.invalid;
+    return null;
+  }
+  return json(v, TAG.json);
+}
+
+function lookup(rec: Record<string, unknown>, f: PlanField): unknown {
+  const keys = f.keys;
+  // Own key first; an alias fills in only when the field's own key is absent.
+  let v = Object.hasOwn(rec, keys[0]!) ? rec[keys[0]!] : undefined;
+  for (let i = 1; v === undefined && i < keys.length; i++) {
+    if (Object.hasOwn(rec, keys[i]!)) v = rec[keys[i]!];
+  }
+  return v;
+}
+
+export function lookupField(rec: Record<string, unknown>, f: PlanField): unknown {
+  return lookup(rec, f);
+}
+
+export function encodeBatch(records: readonly unknown[], plan: Plan): EncodedBatch {
+  const total = records.length;
+  const index = new Int32Array(total);
+  const notObject: number[] = [];
+  const fields = plan.fields;
+  const nf = fields.length;
+  const columns: Array<Array<string | null>> = fields.map(() => new Array<string | null>(total));
+  const words = Math.max(1, Math.ceil(nf / TAGS_PER_WORD));
+  const tags: number[][] = Array.from({ length: words }, () => new Array<number>(total));
+  const weight = fields.map((f) => 8 ** (f.k % TAGS_PER_WORD));
+  const unknown = new Array<string | null>(total);
+  const known = plan.knownKeys;
+  const track = plan.tracksUnknown;
+  let n = 0;
+  for (let i = 0; i < total; i++) {
+    const rec = records[i];
+    if (!isPlainObject(rec)) {
+      notObject.push(i);
+      continue;
+    }
+    let word = 0;
+    for (let c = 0; c < nf; c++) {
+      const f = fields[c]!;
+      const v = lookup(rec, f);
+      columns[c]![n] = f.json ? encodeJson(v) : encodeText(v, f.keepNested);
+      word += tag * weight[c]!;
+      if ((c + 1) % TAGS_PER_WORD === 0 || c === nf - 1) {
+        tags[Math.floor(c / TAGS_PER_WORD)]![n] = word;
+        word = 0;
+      }
+    }
+    if (nf === 0) tags[0]![n] = 0;
+    let extra: string | null = null;
+    if (track) {
+      for (const key in rec) {
+        if (!known.has(key) && Object.hasOwn(rec, key)) {
+          const shown = isWellFormed(key) ? key : (key as unknown as { toWellFormed(): string }).toWellFormed();
+          extra = extra === null ? shown : extra + ", " + shown;
+        }
+      }
+    }
+    unknown[n] = extra;
+    index[n] = i;
+    n++;
+  }
+  if (n < total) {
+    for (const c of columns) c.length = n;
+    for (const t of tags) t.length = n;
+    unknown.length = n;
+  }
+  return { n, index: index.subarray(0, n), notObject, columns, tags, unknown };
+}

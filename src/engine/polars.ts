@@ -1,0 +1,268 @@
+/**
+ * Polars engine: the same plan as DuckDB, compiled to Polars expressions over a lazy
+ * frame of the batch's tagged-text columns; `sql` rules run through Polars' SQLContext
+ * on the typed columns. nodejs-polars is an optional peer dependency, loaded on first use.
+ */
+import type * as PolarsModule from "nodejs-polars";
+import type { Contract } from "../contract/types.js";
+import { ConfigError, MissingDependencyError } from "../errors.js";
+import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
+import { expandDecimalCanon, expandTimestampToMicros } from "./composite.js";
+import { encodeBatch, type EncodedBatch } from "./encode.js";
+import type { Expr, Layer } from "./ir.js";
+import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
+import { toRustRegex } from "./regex.js";
+import { quoteIdent } from "./sqltext.js";
+import type { Engine, ValidationResult } from "./types.js";
+
+type Pl = typeof PolarsModule.default;
+type PExpr = PolarsModule.Expr;
+type LazyFrame = PolarsModule.LazyDataFrame;
+
+async function loadPolars(): Promise<Pl> {
+  try {
+    const mod = (await import("nodejs-polars")) as unknown as { default?: Pl } & Pl;
+    // CommonJS package: the namespace's default is module.exports, which carries everything.
+    return mod.default ?? mod;
+  } catch (err) {
+    throw new MissingDependencyError("nodejs-polars", "The polars engine", { cause: err });
+  }
+}
+
+class Compiler {
+  constructor(private readonly pl: Pl) {}
+
+  private dtype(t: "utf8" | "int64" | "float64" | "bool"): PolarsModule.DataType {
+    const pl = this.pl;
+    return t === "utf8" ? pl.Utf8 : t === "int64" ? pl.Int64 : t === "float64" ? pl.Float64 : pl.Bool;
+  }
+
+  private nullIfEmpty(x: PExpr): PExpr {
+    const pl = this.pl;
+    return pl.when(x.eq(pl.lit(""))).then(pl.lit(null).cast(pl.Utf8)).otherwise(x);
+  }
+
+  expr(e: Expr): PExpr {
+    const pl = this.pl;
+    const c = (x: Expr): PExpr => this.expr(x);
+    switch (e.op) {
+      case "col":
+        return pl.col(e.name);
+      case "lit":
+        if (e.value === null) return pl.lit(null).cast(this.dtype(e.type));
+        // Int64 literals go through text: a JS number cannot carry every int64.
+        if (e.type === "int64") return pl.lit(String(e.value)).cast(pl.Int64);
+        if (e.type === "float64") return pl.lit(Number(e.value)).cast(pl.Float64);
+        return pl.lit(e.value);
+      case "digit8":
+        return c(e.e)
+          .cast(pl.Float64)
+          .div(pl.lit(8 ** e.pos))
+          .floor()
+          .modulo(pl.lit(8))
+          .cast(pl.Int64);
+      case "matches":
+        return c(e.e).str.contains(toRustRegex(e.pattern));
+      case "extract":
+        return this.nullIfEmpty(c(e.e).str.extract(e.pattern, e.group));
+      case "trimWs":
+        return c(e.e).str.stripChars(" \t\n\r");
+      case "replaceAll":
+        return c(e.e).str.replaceAll(e.pattern, e.replacement.replaceAll("$", "$$"));
+      case "fitRight":
+        return c(e.e).str.padEnd(e.length, e.fill).str.slice(0, e.length);
+      case "concat":
+        return pl.concatString(e.parts.map(c), "", false);
+      case "joinNonNull":
+        return this.nullIfEmpty(pl.concatString(e.parts.map(c), e.sep, true));
+      case "length":
+        return c(e.e).str.lengths().cast(pl.Int64);
+      case "cast":
+        return c(e.e).cast(this.dtype(e.to), false);
+      case "arith": {
+        const a = c(e.a);
+        const b = c(e.b);
+        return e.fn === "+" ? a.plus(b) : e.fn === "-" ? a.minus(b) : a.multiplyBy(b);
+      }
+      case "cmp": {
+        const a = c(e.a);
+        const b = c(e.b);
+        switch (e.fn) {
+          case "=":
+            return a.eq(b);
+          case "!=":
+            return a.neq(b);
+          case "<":
+            return a.lt(b);
+          case "<=":
+            return a.ltEq(b);
+          case ">":
+            return a.gt(b);
+          case ">=":
+            return a.gtEq(b);
+        }
+        break;
+      }
+      case "and":
+        return e.args.map(c).reduce((x, y) => x.and(y));
+      case "or":
+        return e.args.map(c).reduce((x, y) => x.or(y));
+      case "not":
+        return c(e.e).not();
+      case "isNull":
+        return c(e.e).isNull();
+      case "isFinite":
+        return c(e.e).isFinite();
+      case "coalesce":
+        return e.args.map(c).reduceRight((rest, x) => x.fillNull(rest));
+      case "case": {
+        const [first, ...more] = e.when;
+        let chain = pl.when(c(first![0])).then(c(first![1]));
+        for (const [cond, v] of more) chain = chain.when(c(cond)).then(c(v));
+        return e.otherwise ? chain.otherwise(c(e.otherwise)) : chain.otherwise(pl.lit(null));
+      }
+      case "inList": {
+        const dt = this.dtype(e.type === "float64" ? "float64" : e.type === "bool" ? "bool" : "utf8");
+        return c(e.e).isIn(pl.lit(pl.Series("values", e.values, dt)));
+      }
+      case "dateToDays":
+        return c(e.e).str.strptime(pl.Date, "%Y-%m-%d").cast(pl.Int32).cast(pl.Int64);
+      case "daysToDate":
+        return c(e.e).cast(pl.Int32).cast(pl.Date);
+      case "timestampToMicros":
+        return c(expandTimestampToMicros(e.e));
+      case "microsToTimestamp":
+        return c(e.e).cast(pl.Datetime("us"));
+      case "formatMicros":
+        return c(e.e).cast(pl.Datetime("us")).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ");
+      case "decimalCanon":
+        return c(expandDecimalCanon(e.e, e.precision, e.scale));
+      case "decimalValue":
+        return c(e.e).cast(pl.Decimal(e.precision, e.scale), false);
+      case "sqlRule":
+        throw new Error("sql rules are evaluated through SQLContext");
+    }
+    throw new Error(`unreachable: ${(e as { op: string }).op}`);
+  }
+
+  layer(lf: LazyFrame, layer: Layer): LazyFrame {
+    return lf.withColumns(...layer.columns.map(([n, e]) => this.expr(e).alias(n)));
+  }
+}
+
+interface Compiled {
+  plan: Plan;
+  compiler: Compiler;
+  /** Pre-compiled expressions per layer (Polars expressions are immutable and reusable). */
+  layers: PExpr[][];
+  postLayers: PExpr[][];
+  sqlQuery?: string;
+}
+
+export class PolarsEngine implements Engine {
+  readonly name = "polars" as const;
+  private readonly compiled = new WeakMap<Contract, Compiled>();
+  private closed = false;
+
+  private constructor(private readonly pl: Pl) {}
+
+  static async create(): Promise<PolarsEngine> {
+    return new PolarsEngine(await loadPolars());
+  }
+
+  async validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
+    if (this.closed) throw new Error("engine is closed");
+    const c = this.compile(contract);
+    const enc = encodeBatch(records, c.plan);
+    const out = enc.n === 0 ? emptyOutput(c.plan) : this.run(c, enc);
+    return assemble(records, c.plan, enc, out);
+  }
+
+  private compile(contract: Contract): Compiled {
+    let c = this.compiled.get(contract);
+    if (c) return c;
+    const plan = compilePlan(contract);
+    const compiler = new Compiler(this.pl);
+    const build = (layers: Layer[]): PExpr[][] =>
+      layers.map((l) => l.columns.map(([n, e]) => compiler.expr(e).alias(n)));
+    c = { plan, compiler, layers: build(plan.layers), postLayers: build(plan.postLayers) };
+    if (plan.sqlRules.length) {
+      c.sqlQuery = `SELECT *, ${plan.sqlRules
+        .map(([col, sql]) => `coalesce(CAST((${sql}) AS BOOLEAN), FALSE) AS ${quoteIdent(col)}`)
+        .join(", ")} FROM batch`;
+    }
+    this.compiled.set(contract, c);
+    return c;
+  }
+
+  private run(c: Compiled, enc: EncodedBatch): EngineOutput {
+    const pl = this.pl;
+    const plan = c.plan;
+    const series = [
+      pl.Series("__ll_i", Int32Array.from({ length: enc.n }, (_, i) => i), pl.Int32),
+      pl.Series(UNKNOWN_COL, enc.unknown, pl.Utf8),
+      ...plan.tagWords.map((name, w) => pl.Series(name, enc.tags[w]!, pl.Float64)),
+      ...plan.fields.map((f) => pl.Series(f.text, enc.columns[f.k]!, pl.Utf8)),
+    ];
+    let lf = pl.DataFrame(series).lazy();
+    for (const exprs of c.layers) lf = lf.withColumns(...exprs);
+    if (c.sqlQuery) lf = this.sql(c, lf);
+    for (const exprs of c.postLayers) lf = lf.withColumns(...exprs);
+    const ev = lf.collectSync();
+
+    const goodDf = ev.filter(pl.col(BAD_COL).not());
+    const goodCount = goodDf.height;
+    const goodColumns = plan.outputColumns.map((name) => goodDf.getColumn(name).toArray() as unknown[]);
+
+    const badDf = ev.filter(pl.col(BAD_COL)).select(pl.col("__ll_i"), pl.col(FAIL_COL));
+    const positions = badDf.getColumn("__ll_i").toArray() as number[];
+    const fails = badDf.getColumn(FAIL_COL).toArray() as Array<string | null>;
+    const bad = positions.map((pos, i) => ({ pos, codes: (fails[i] ?? "").split(",").map(Number) }));
+
+    let counts: number[] = [];
+    if (plan.checks.length) {
+      const sums = ev.select(...plan.checks.map((ch) => pl.col(ch.flag).cast(pl.Int64).sum().alias(ch.flag)));
+      counts = plan.checks.map((ch) => Number(sums.getColumn(ch.flag).toArray()[0] ?? 0));
+    }
+    const dataset = plan.dataset.map((d) => {
+      switch (d.rule.kind) {
+        case "unique":
+          return goodDf.select(...d.cols.map((n) => pl.col(n))).unique().height;
+        case "null_ratio":
+          return Number(goodDf.getColumn(d.cols[0]!).cast(pl.Int64).sum() ?? 0);
+        case "row_count_between":
+          return 0;
+      }
+    });
+    return { goodColumns, bad, counts, goodCount, dataset };
+  }
+
+  private sql(c: Compiled, lf: LazyFrame): LazyFrame {
+    const ctx = this.pl.SQLContext({ batch: lf });
+    try {
+      return ctx.execute(c.sqlQuery!, { eager: false }) as LazyFrame;
+    } catch (err) {
+      throw this.sqlError(c, lf, err);
+    }
+  }
+
+  private sqlError(c: Compiled, lf: LazyFrame, err: unknown): Error {
+    for (const [i, [col, sql]] of c.plan.sqlRules.entries()) {
+      try {
+        this.pl
+          .SQLContext({ batch: lf })
+          .execute(`SELECT coalesce(CAST((${sql}) AS BOOLEAN), FALSE) AS ${quoteIdent(col)} FROM batch`, { eager: true });
+      } catch (ruleErr) {
+        const check = c.plan.checks.find((ch) => ch.kind === "sql" && ch.rule?.kind === "sql" && ch.rule.sql === sql);
+        return new ConfigError(`rule ${check?.ruleId ?? String(i)}`, `does not compile on polars: ${(ruleErr as Error).message}`, {
+          cause: ruleErr,
+        });
+      }
+    }
+    return new ConfigError("contract", `sql rules cannot be evaluated on polars: ${(err as Error).message}`, { cause: err });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
