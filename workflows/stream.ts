@@ -33,6 +33,7 @@ import {
   stateOf,
   statusOf,
   type Control,
+  type Phase,
 } from "../src/temporal/stream-state.js";
 import type {
   StreamCarry,
@@ -97,16 +98,16 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
   let endCursor: string | null | undefined = input.carry?.endCursor;
   const control: Control = { paused: carry.paused, stopRequested: false };
   let lag: StreamLag | null = null;
-  let finished = false;
+  let phase: Phase = "working";
   let publishedState: StreamState | undefined;
 
   setHandler(pauseSignal, () => void (control.paused = true));
   setHandler(resumeSignal, () => void (control.paused = false));
   setHandler(stopSignal, () => void (control.stopRequested = true));
-  setHandler(statusQuery, () => statusOf(carry, stateOf(control, finished), input.mode, lag, decodeCursorForDisplay));
+  setHandler(statusQuery, () => statusOf(carry, stateOf(control, phase), input.mode, lag, decodeCursorForDisplay));
 
   const publish = () => {
-    const state = stateOf(control, finished);
+    const state = stateOf(control, phase);
     if (state === publishedState) return;
     publishedState = state;
     upsertSearchAttributes({
@@ -125,8 +126,10 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
   publish();
   while (true) {
     if (control.paused && !control.stopRequested) {
+      phase = "parked";
       publish();
       await condition(() => !control.paused || control.stopRequested);
+      phase = "working";
     }
     if (control.stopRequested) {
       stoppedBy = "stop";
@@ -181,7 +184,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       carry = resync(carry, await shared.openStream(spec));
     }
   }
-  finished = true;
+  phase = "finished";
   publish();
   return resultOf(carry, stoppedBy, new Date().toISOString(), decodeCursorForDisplay);
 }

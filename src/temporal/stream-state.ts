@@ -93,10 +93,18 @@ export interface Control {
   stopRequested: boolean;
 }
 
-export function stateOf(control: Control, finished: boolean): StreamState {
-  if (finished) return "completed";
+/** Where the workflow's loop is: working on batches, parked at the pause, or done. */
+export type Phase = "working" | "parked" | "finished";
+
+/**
+ * "paused" only once the loop is parked (the in-flight batch has committed); until then a pause
+ * request shows as "pausing", so a caller that waits for "paused" knows nothing more is written.
+ */
+export function stateOf(control: Control, phase: Phase): StreamState {
+  if (phase === "finished") return "completed";
   if (control.stopRequested) return "stopping";
-  return control.paused ? "paused" : "running";
+  if (phase === "parked") return "paused";
+  return control.paused ? "pausing" : "running";
 }
 
 export function statusOf(

@@ -56,7 +56,7 @@ export interface StreamCarry {
   endCursor?: string | null;
 }
 
-export type StreamState = "starting" | "running" | "paused" | "stopping" | "completed";
+export type StreamState = "running" | "pausing" | "paused" | "stopping" | "completed";
 
 export interface StreamLag {
   records?: number;

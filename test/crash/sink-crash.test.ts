@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isBadOrder } from "../../examples/orders.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
-import { readQuarantine, readTable } from "../../src/lake/index.js";
+import { DuckDBTargetCheckpointStore, readQuarantine, readTable } from "../../src/lake/index.js";
 
 /**
  * The crash proof of StreamSink: SIGKILL a real process at random moments — some of them
@@ -31,7 +31,7 @@ interface Life {
 /** Run the child once; kill it after `killAfterMs`, or right after its Nth write when asked. */
 function life(args: string[], plan: { killAfterMs?: number; killOnWrite?: number }): Promise<Life> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", childScript, ...args], {
+    const child: ChildProcess = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), childScript, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -123,14 +123,12 @@ describe.each(["sqlite", "target"] as const)("StreamSink under SIGKILL (checkpoi
       expect(goodIds.length + badPositions.length).toBe(RECORDS);
 
       // The checkpoint cursor is at the end.
-      if (mode === "sqlite") {
-        const store = new SQLiteCheckpointStore(ckpt);
-        const rec = await store.load("stream::orders");
-        await store.close();
-        expect(rec?.cursor).toEqual({ offset: RECORDS, exhausted: true });
-        // Only committed batches count, and each record was committed once.
-        expect(rec?.totals.sourceCount).toBe(RECORDS);
-      }
+      const store = mode === "sqlite" ? new SQLiteCheckpointStore(ckpt) : DuckDBTargetCheckpointStore.forLake(lake);
+      const rec = await store.load("stream::orders");
+      await store.close();
+      expect(rec?.cursor).toEqual({ offset: RECORDS, exhausted: true });
+      // Only committed batches count, and each record was committed once.
+      expect(rec?.totals.sourceCount).toBe(RECORDS);
     },
     15 * 60_000,
   );

@@ -1,0 +1,210 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, Connection } from "@temporalio/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isBadOrder } from "../../examples/orders.js";
+import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
+import { loadContract } from "../../src/contract/index.js";
+import { readQuarantine, readTable } from "../../src/lake/index.js";
+import { StreamSink } from "../../src/sink/index.js";
+import { FileSource } from "../../src/sources/file.js";
+import { StreamAlreadyRunningError, StreamClient } from "../../src/temporal/client.js";
+import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
+import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";
+import { requireService } from "../support/services.js";
+import { startTemporal } from "../support/temporal.js";
+import { waitFor } from "../support/proc.js";
+import { ORDERS_CONTRACT, workflowBundle, writeOrders } from "./support.js";
+
+/** Bytes of the largest payload anywhere in a history. */
+function largestPayload(node: unknown): number {
+  if (node instanceof Uint8Array) return node.byteLength;
+  if (!node || typeof node !== "object") return 0;
+  let max = 0;
+  for (const v of Object.values(node)) max = Math.max(max, largestPayload(v));
+  return max;
+}
+
+/**
+ * The stream workflow on a real Temporal dev server with a real worker: every path the
+ * workflow has (drain, continuous with continue-as-new, pause/resume, stop, an activity retry,
+ * a duplicate start), checked by counting rows in the lake.
+ */
+const temporal = await requireService("temporal: stream workflow", () => startTemporal());
+afterAll(() => temporal?.stop());
+
+describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
+  const dirs: string[] = [];
+  let worker: LakeLogicWorker;
+  let running: Promise<void>;
+  let streams: StreamClient;
+  let client: Client;
+  let connection: Connection;
+
+  beforeAll(async () => {
+    worker = await createLakeLogicWorker({ address: temporal!.address, workflowBundle: await workflowBundle(), shutdownGraceTimeMs: 2000 });
+    running = worker.run();
+    streams = await StreamClient.connect({ address: temporal!.address });
+    connection = await Connection.connect({ address: temporal!.address });
+    client = new Client({ connection });
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await streams?.close();
+    await connection?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  function stream(name: string, records: number): { dir: string; events: string; input: StreamWorkflowInput } {
+    const dir = mkdtempSync(join(tmpdir(), `ll-wf-${name}-`));
+    dirs.push(dir);
+    const events = join(dir, "events.ndjson");
+    if (records >= 0) writeOrders(events, 0, records);
+    return {
+      dir,
+      events,
+      input: {
+        contract: ORDERS_CONTRACT,
+        source: { type: "file", path: events },
+        mode: "available_now",
+        checkpointKey: `test::${name}`,
+        targetPath: join(dir, "lake"),
+        checkpoint: join(dir, "checkpoints.sqlite"),
+        batchSize: 500,
+        maxWaitMs: 200,
+        timeouts: { idleFetchMs: 300 },
+      },
+    };
+  }
+
+  async function expectExactLake(dir: string, records: number) {
+    const contract = await loadContract(ORDERS_CONTRACT);
+    const good = await readTable(contract, { targetPath: join(dir, "lake") });
+    const bad = await readQuarantine(contract, { targetPath: join(dir, "lake") });
+    let expectedBad = 0;
+    for (let i = 0; i < records; i++) if (isBadOrder(i)) expectedBad++;
+    const ids = good.map((r) => Number(r.order_id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBe(records - expectedBad);
+    expect(bad.length).toBe(expectedBad);
+  }
+
+  it("drains available_now to the end snapshot, through the three activities, with rows never in history", async () => {
+    const s = stream("drain", 3000);
+    const handle = await streams.start(s.input);
+    const result = (await handle.result()) as StreamWorkflowResult;
+    expect(result).toMatchObject({ sourceCount: 3000, stoppedBy: "end" });
+    expect(result.goodCount + result.badCount).toBe(3000);
+    expect(result.cursor).toMatchObject({ line: 3000 });
+    await expectExactLake(s.dir, 3000);
+
+    const history = await handle.fetchHistory();
+    const types = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(types.filter((t) => t === "fetchBatch").length).toBeGreaterThanOrEqual(6);
+    expect(types.filter((t) => t === "validateBatch").length).toBe(6);
+    expect(types.filter((t) => t === "writeBatch").length).toBe(6);
+    // I4: no payload in history carries rows — the largest is the input, a cursor or a spool reference.
+    expect(largestPayload(history)).toBeLessThan(4000);
+  });
+
+  it("takes turns with StreamSink on one checkpoint: each starts where the other committed", async () => {
+    const s = stream("turns", 2000);
+    const sink = new StreamSink(ORDERS_CONTRACT, new FileSource(s.events), {
+      checkpoint: s.input.checkpoint,
+      checkpointKey: s.input.checkpointKey,
+      targetPath: s.input.targetPath,
+      batchSize: 500,
+    });
+    const first = await sink.run("available_now", { maxBatches: 2 });
+    expect(first.sourceCount).toBe(1000);
+    const result = (await (await streams.start(s.input)).result()) as StreamWorkflowResult;
+    expect(result.resumedFrom).toMatchObject({ line: 1000 });
+    expect(result.sourceCount).toBe(1000);
+    await expectExactLake(s.dir, 2000);
+  });
+
+  it("refuses a second start of the same stream (one writer per key)", async () => {
+    const s = stream("dup", 100);
+    await streams.start({ ...s.input, mode: "continuous" });
+    await expect(streams.start({ ...s.input, mode: "continuous" })).rejects.toBeInstanceOf(StreamAlreadyRunningError);
+    await streams.signal(s.input.checkpointKey!, "stop");
+    await streams.result(s.input.checkpointKey!);
+  });
+
+  it("runs continuous with continue-as-new, pauses, resumes, and stops gracefully", async () => {
+    const s = stream("continuous", 1000);
+    const key = s.input.checkpointKey!;
+    const handle = await streams.start({ ...s.input, mode: "continuous", continueAsNewEvery: 2 });
+    const firstRunId = handle.firstExecutionRunId;
+    await waitFor("first 1000 records", async () => (await streams.status(key)).sourceCount === 1000, 60_000);
+
+    await streams.signal(key, "pause");
+    await waitFor("paused", async () => (await streams.status(key)).state === "paused", 30_000);
+    const pausedAt = (await streams.status(key)).batchId;
+    writeOrders(s.events, 1000, 1500, true);
+    // While paused nothing is fetched: give it several idle periods, then look again.
+    await new Promise((r) => setTimeout(r, 1500));
+    const stillPaused: StreamStatus = await streams.status(key);
+    expect(stillPaused.state).toBe("paused");
+    expect(stillPaused.batchId).toBe(pausedAt);
+
+    const listed = await streams.list();
+    expect(listed.find((l) => l.key === key)).toBeDefined();
+
+    await streams.signal(key, "resume");
+    await waitFor("all 1500 records", async () => (await streams.status(key)).sourceCount === 1500, 60_000);
+    await streams.signal(key, "stop");
+    const result = await streams.result(key);
+    expect(result.stoppedBy).toBe("stop");
+    expect(result.totals.sourceCount).toBe(1500);
+    await expectExactLake(s.dir, 1500);
+
+    // continue-as-new happened: the run that finished is not the first one.
+    const described = await client.workflow.getHandle(`lakelogic:${key}`).describe();
+    expect(described.runId).not.toBe(firstRunId);
+  });
+
+  it("retries a failed activity and loses nothing (the source file appears after the first attempt)", async () => {
+    const s = stream("retry", -1);
+    const handle = await streams.start(s.input);
+    // Let the first fetch fail on the missing file, then create it for the retry.
+    await waitFor(
+      "a failed fetch attempt",
+      async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => a.lastFailure),
+      30_000,
+      50,
+    );
+    writeOrders(s.events, 0, 800);
+    const result = (await handle.result()) as StreamWorkflowResult;
+    expect(result.sourceCount).toBe(800);
+    await expectExactLake(s.dir, 800);
+    const history = await handle.fetchHistory();
+    const retried = (history.events ?? []).some((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
+    expect(retried).toBe(true);
+  });
+
+  it("mirrors every commit to the checkpoint store", async () => {
+    const s = stream("mirror", 1200);
+    const result = (await (await streams.start(s.input)).result()) as StreamWorkflowResult;
+    const store = new SQLiteCheckpointStore(s.input.checkpoint!);
+    const rec = await store.load(s.input.checkpointKey!);
+    await store.close();
+    expect(rec?.cursor).toEqual(result.cursor);
+    expect(rec?.writerId).toBe(`temporal:lakelogic:${s.input.checkpointKey}`);
+    expect(rec?.totals.sourceCount).toBe(1200);
+  });
+
+  it("reports contract errors without retrying them", async () => {
+    const s = stream("badcontract", 10);
+    const broken = join(s.dir, "broken.yaml");
+    writeFileSync(broken, "dataset: x\nmodel:\n  fields:\n    - {name: a, type: nonsense}\n");
+    const handle = await streams.start({ ...s.input, contract: broken });
+    await expect(handle.result()).rejects.toThrow();
+    const history = await handle.fetchHistory();
+    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+    expect(Math.max(...attempts)).toBe(1);
+  });
+});

@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from "@temporalio/worker";
+import { orderEvent } from "../../examples/orders.js";
+import { workflowsPath } from "../../src/temporal/worker.js";
+
+export const ORDERS_CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundle the workflow code once per test file (1.5–2.5 s). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
+  return bundle;
+}
+
+const noop = () => undefined;
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+
+/** Write order events [from, to) as JSON lines; bad ones are generated bad (see examples/orders.ts). */
+export function writeOrders(path: string, from: number, to: number, append = false): void {
+  const lines: string[] = [];
+  for (let i = from; i < to; i++) lines.push(JSON.stringify(orderEvent(i)));
+  const text = lines.length ? lines.join("\n") + "\n" : "";
+  if (append) appendFileSync(path, text);
+  else writeFileSync(path, text);
+}
+
+/** A worker in its own process; resolves once it polls. */
+export function spawnWorker(address: string, taskQueue = "lakelogic"): Promise<ChildProcess> {
+  const script = fileURLToPath(new URL("./worker-child.ts", import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), script, address, taskQueue], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("ready ")) resolve(child);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    child.once("exit", (code, signal) => reject(new Error(`worker exited early (${code ?? signal}): ${out.slice(-2000)}`)));
+    child.once("error", reject);
+  });
+}
