@@ -5,3 +5,26 @@
 export { createSource, registerSource, sourceSpecs, type SourceFactory } from "./registry.js";
 export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec } from "./spec.js";
 export { fileSourceFactory } from "./file.js";
+
+// Push transports: SSE (cursor = last event id), WebSocket (no cursor), webhook / Event Grid push (acked).
+export { SSEConnector, SSEClient, sseSpec, type SSEOptions, type SSEMessage, type SSEStats, type SSEEvent } from "./sse.js";
+export { SSEParser } from "./sse-parser.js";
+export { WebSocketConnector, websocketSpec, type WebSocketOptions, type WebSocketMessage, type WebSocketStats, type OverflowPolicy } from "./websocket.js";
+export { DEFAULT_RETRY, type RetryPolicy, type RetryInfo } from "./backoff.js";
+export { ConnectorHttpError, ConnectorGaveUpError, BufferOverflowError, SSEProtocolError } from "./errors.js";
+export { SSEOffsetSource, sseSourceFactory, type SSEOffsetSourceOptions } from "../sources/sse.js";
+export { WebSocketSource, websocketSourceFactory, type WebSocketSourceOptions } from "../sources/websocket.js";
+export {
+  WebhookSource,
+  webhookSpec,
+  webhookSourceFactory,
+  eventGridPushSourceFactory,
+  type WebhookOptions,
+  type WebhookAckToken,
+  type WebhookStats,
+} from "../sources/webhook.js";
+import { registerSource as registerPushSource } from "./registry.js";
+import { sseSourceFactory as sseFactory } from "../sources/sse.js";
+import { websocketSourceFactory as websocketFactory } from "../sources/websocket.js";
+import { webhookSourceFactory as webhookFactory, eventGridPushSourceFactory as eventGridPushFactory } from "../sources/webhook.js";
+for (const f of [sseFactory, websocketFactory, webhookFactory, eventGridPushFactory]) registerPushSource(f);
