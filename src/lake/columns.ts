@@ -207,6 +207,13 @@ function validYmd(y: number, m: number, d: number): boolean {
 
 export function toEpochDays(v: unknown): number | undefined {
   if (typeof v === "string") {
+    // Fast path for the canonical "YYYY-MM-DD".
+    if (v.length === 10 && v.charCodeAt(4) === 45 && v.charCodeAt(7) === 45) {
+      const y = digits(v, 0, 4);
+      const mo = digits(v, 5, 2);
+      const d = digits(v, 8, 2);
+      if (y >= 0 && mo >= 0 && d >= 0) return validYmd(y, mo, d) ? daysFromCivil(y, mo, d) : undefined;
+    }
     const m = DATE_RE.exec(v);
     if (m) {
       const y = Number(m[1]);
@@ -230,11 +237,11 @@ export function toEpochMicros(v: unknown): bigint | undefined {
     return Number.isNaN(t) ? undefined : BigInt(t) * 1000n;
   }
   if (typeof v !== "string") return undefined;
+  const fast = canonicalIsoMicros(v);
+  if (fast !== undefined) return fast;
+  // No Date.parse fallback: it reads non-ISO strings in the machine's local time zone.
   const m = TS_RE.exec(v);
-  if (!m) {
-    const t = Date.parse(v);
-    return Number.isNaN(t) ? undefined : BigInt(t) * 1000n;
-  }
+  if (!m) return undefined;
   const y = Number(m[1]);
   const mo = Number(m[2]);
   const d = Number(m[3]);
@@ -254,47 +261,105 @@ export function toEpochMicros(v: unknown): bigint | undefined {
   return BigInt(seconds) * 1_000_000n + BigInt(frac);
 }
 
+/** Non-negative integer of `len` digits at `from`, or -1. */
+function digits(s: string, from: number, len: number): number {
+  let v = 0;
+  for (let i = from; i < from + len; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+/**
+ * "YYYY-MM-DDTHH:MM:SS.mmmZ" (Date#toISOString) or with 6 fractional digits: the engine's
+ * canonical timestamps, parsed without a regex because every row of a batch has one.
+ */
+function canonicalIsoMicros(v: string): bigint | undefined {
+  const len = v.length;
+  if ((len !== 24 && len !== 27) || v.charCodeAt(len - 1) !== 90 /* Z */ || v.charCodeAt(10) !== 84 /* T */) return undefined;
+  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46) {
+    return undefined;
+  }
+  const y = digits(v, 0, 4);
+  const mo = digits(v, 5, 2);
+  const d = digits(v, 8, 2);
+  const h = digits(v, 11, 2);
+  const mi = digits(v, 14, 2);
+  const s = digits(v, 17, 2);
+  const frac = digits(v, 20, len - 21);
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0 || frac < 0) return undefined;
+  if (!validYmd(y, mo, d) || h > 23 || mi > 59 || s > 59) return undefined;
+  const seconds = daysFromCivil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
+  const micros = seconds * 1_000_000 + (len === 24 ? frac * 1000 : frac);
+  return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(seconds) * 1_000_000n + BigInt(len === 24 ? frac * 1000 : frac);
+}
+
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
   return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
-/** A batch converted column by column, with the row selection the strategy asked for. */
-export interface ConvertedBatch {
-  columns: Array<Array<DuckDBValue | null>>;
-  /** Indices into the input rows that are written, in write order. */
+/**
+ * Which rows of a batch are written, and the key columns already converted for them. Keyed
+ * strategies keep only the last row per key (arrival order). Keys are compared on converted
+ * values, so 1 and 1n, or two spellings of one instant, are one key.
+ */
+export interface Selection {
+  /** Indices into the input rows, in write order. */
   selected: number[];
+  /** Converted values of the key columns (by plan index), aligned with `selected`. */
+  converted: Map<number, Array<DuckDBValue | null>>;
 }
 
-/**
- * Convert every row once; for keyed strategies keep only the last row per key (arrival order).
- * Keys are compared on converted values, so 1 and 1n, or two spellings of one instant, are one key.
- */
-export function convertRows(plans: readonly ColumnPlan[], rows: readonly Row[], keyColumns: readonly number[] | undefined): ConvertedBatch {
+export function selectRows(plans: readonly ColumnPlan[], rows: readonly Row[], keyColumns: readonly number[] | undefined): Selection {
   const n = rows.length;
-  const columns: Array<Array<DuckDBValue | null>> = plans.map(() => new Array<DuckDBValue | null>(n));
-  for (let c = 0; c < plans.length; c++) {
-    const p = plans[c]!;
-    const out = columns[c]!;
+  if (!keyColumns || keyColumns.length === 0) return { selected: range(n), converted: new Map() };
+  const all = range(n);
+  const keyValues = keyColumns.map((c) => convertColumn(plans[c]!, rows, all));
+  const last = new Map<unknown, number>();
+  if (keyColumns.length === 1) {
+    // One key column: its primitive value is the Map key (no string building per row).
+    const kind = plans[keyColumns[0]!]!.kind;
+    const values = keyValues[0]!;
+    for (let i = 0; i < n; i++) last.set(keyPrimitive(kind, values[i] ?? null), i);
+  } else {
     for (let i = 0; i < n; i++) {
-      const row = rows[i]!;
-      try {
-        out[i] = p.convert(p.get(row));
-      } catch (e) {
-        if (e instanceof LakeWriteError) throw new LakeWriteError(`good row ${i}: ${e.message}`);
-        throw e;
-      }
+      let key = "";
+      for (let k = 0; k < keyColumns.length; k++) key += `${String(keyPrimitive(plans[keyColumns[k]!]!.kind, keyValues[k]![i] ?? null))}\u0000`;
+      last.set(key, i);
     }
   }
-  if (!keyColumns || keyColumns.length === 0) return { columns, selected: range(n) };
-  const last = new Map<string, number>();
-  for (let i = 0; i < n; i++) {
-    let key = "";
-    for (const c of keyColumns) key += keyText(plans[c]!.kind, columns[c]![i] ?? null) + "\u0000";
-    last.set(key, i);
+  if (last.size === n) {
+    return { selected: all, converted: new Map(keyColumns.map((c, k) => [c, keyValues[k]!])) };
   }
-  if (last.size === n) return { columns, selected: range(n) };
-  return { columns, selected: [...last.values()].sort((a, b) => a - b) };
+  const selected = [...last.values()].sort((a, b) => a - b);
+  return {
+    selected,
+    converted: new Map(keyColumns.map((c, k) => [c, selected.map((i) => keyValues[k]![i] ?? null)])),
+  };
+}
+
+/** One column's values for the selected rows. Throws LakeWriteError naming the row and column. */
+export function convertColumn(plan: ColumnPlan, rows: readonly Row[], selected: readonly number[]): Array<DuckDBValue | null> {
+  const out = new Array<DuckDBValue | null>(selected.length);
+  const { get, convert } = plan;
+  for (let j = 0; j < selected.length; j++) {
+    const i = selected[j]!;
+    try {
+      out[j] = convert(get(rows[i]!));
+    } catch (e) {
+      if (e instanceof LakeWriteError) throw new LakeWriteError(`good row ${i}: ${e.message}`);
+      throw e;
+    }
+  }
+  return out;
+}
+
+/** Every column for the selected rows (key columns reused from the selection). */
+export function convertAll(plans: readonly ColumnPlan[], rows: readonly Row[], selection: Selection): Array<Array<DuckDBValue | null>> {
+  return plans.map((p, c) => selection.converted.get(c) ?? convertColumn(p, rows, selection.selected));
 }
 
 function range(n: number): number[] {
@@ -303,13 +368,14 @@ function range(n: number): number[] {
   return out;
 }
 
-function keyText(kind: FieldType, v: DuckDBValue | null): string {
-  if (v === null) return "\u0001";
-  if (v instanceof DuckDBTimestampValue) return v.micros.toString();
-  if (v instanceof DuckDBDateValue) return String(v.days);
+/** A value that is equal (SameValueZero) exactly when DuckDB's key comparison says equal. */
+function keyPrimitive(kind: FieldType, v: DuckDBValue | null): unknown {
+  if (v === null) return "\u0001null";
+  if (v instanceof DuckDBTimestampValue) return v.micros;
+  if (v instanceof DuckDBDateValue) return v.days;
   if (kind === "decimal" && typeof v === "string") return normalizeDecimal(v);
-  if (typeof v === "number") return Object.is(v, -0) ? "0" : String(v);
-  return String(v);
+  if (typeof v === "string") return kind === "string" || kind === "json" ? `s${v}` : v;
+  return v; // bigint, number (0 and -0 are SameValueZero-equal), boolean
 }
 
 /** "001.50" and "1.5" are one DECIMAL key. */
@@ -322,21 +388,21 @@ function normalizeDecimal(text: string): string {
   return `${sign}${int}${frac ? `.${frac}` : ""}`;
 }
 
-/** Data chunks (≤ the vector size each) of the selected rows, for the appender. */
+/** Data chunks (≤ the vector size each) of `count` rows, for the appender. A missing column is all NULL. */
 export function buildChunks(
   types: readonly DuckDBType[],
   columns: ReadonlyArray<ReadonlyArray<DuckDBValue | null> | undefined>,
-  selected: readonly number[],
+  count: number,
 ): DuckDBDataChunk[] {
   const chunks: DuckDBDataChunk[] = [];
   const size = DuckDBVector.standardSize();
-  for (let off = 0; off < selected.length; off += size) {
-    const n = Math.min(size, selected.length - off);
+  for (let off = 0; off < count; off += size) {
+    const n = Math.min(size, count - off);
     const chunk = DuckDBDataChunk.create(types, n);
     for (let c = 0; c < types.length; c++) {
       const vector = chunk.getColumnVector(c);
       const col = columns[c];
-      for (let r = 0; r < n; r++) vector.setItem(r, col ? (col[selected[off + r]!] ?? null) : null);
+      for (let r = 0; r < n; r++) vector.setItem(r, col ? (col[off + r] ?? null) : null);
       vector.flush();
     }
     chunks.push(chunk);

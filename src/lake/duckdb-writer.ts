@@ -1,15 +1,15 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { VARCHAR, type DuckDBConnection, type DuckDBDataChunk, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import { VARCHAR, type DuckDBConnection, type DuckDBDataChunk, type DuckDBType } from "@duckdb/node-api";
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointStore } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import { buildChunks, convertRows, planColumns, quoteIdent, type ColumnPlan } from "./columns.js";
+import { buildChunks, convertAll, planColumns, quoteIdent, selectRows, type ColumnPlan, type Selection } from "./columns.js";
 import { DUCKDB_FILE, type LakeConfig } from "./config.js";
 import { DuckDBTargetCheckpointStore, ensureCheckpointTable, loadCheckpoint, upsertCheckpoint } from "./duckdb-checkpoint.js";
 import { acquireDatabase, type Database } from "./duckdb-db.js";
 import { LakeWriteError } from "./errors.js";
-import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
+import { prepareQuarantine, QUARANTINE_COLUMNS, type PreparedQuarantine } from "./quarantine.js";
 import type { LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
 const KEYS_STAGE = "__lakelogic_keys";
@@ -81,14 +81,9 @@ export class DuckDBLakeWriter implements LakeWriter {
     if (req.checkpoint && req.checkpoint.batchId !== req.batchId) {
       throw new LakeWriteError(`checkpoint batchId ${req.checkpoint.batchId} differs from the request's batchId ${req.batchId}`);
     }
-    // Conversion happens before the transaction: a row that cannot be stored fails the batch
-    // without touching the database.
     const keyed = config.strategy === "merge" || (config.strategy === "overwrite" && this.keyPlans.length > 0);
-    const batch = convertRows(this.plans, req.good, keyed ? this.keyPlans : undefined);
-    const quarantine =
-      config.quarantine.enabled && req.bad.length > 0
-        ? prepareQuarantine(req.bad, req.batchId, config.quarantine.includeErrorReason, new Date())
-        : undefined;
+    const selection = selectRows(this.plans, req.good, keyed ? this.keyPlans : undefined);
+    const count = selection.selected.length;
     const table = quoteIdent(config.table);
 
     if (req.checkpoint && !this.checkpointTableReady) {
@@ -109,27 +104,32 @@ export class DuckDBLakeWriter implements LakeWriter {
       let pendingDelete: Promise<unknown> | undefined;
       if (config.strategy === "overwrite") {
         pendingDelete = conn.run(`DELETE FROM ${table}`);
-      } else if (config.strategy === "merge" && batch.selected.length > 0) {
-        await this.stageKeys(batch.columns, batch.selected);
+      } else if (config.strategy === "merge" && count > 0) {
+        await this.stageKeys(selection, count);
         const on = this.keyPlans
           .map((p, i) => `t.${quoteIdent(this.plans[p]!.name)} IS NOT DISTINCT FROM k.k${i}`)
           .join(" AND ");
         pendingDelete = conn.run(`DELETE FROM ${table} AS t USING temp.main.${KEYS_STAGE} AS k WHERE ${on}`);
       }
-      // Build the chunks in JS while DuckDB deletes on its own thread.
+      // Convert and build the chunks in JS while DuckDB deletes on its own thread.
       let chunks: DuckDBDataChunk[] = [];
-      let buildError: unknown;
+      let quarantine: PreparedQuarantine | undefined;
+      let prepError: unknown;
       try {
+        const columns = convertAll(this.plans, req.good, selection);
         chunks = buildChunks(
           this.tableColumns.map((c) => c.vectorType),
-          this.tableColumns.map((c) => (c.plan >= 0 ? batch.columns[c.plan] : undefined)),
-          batch.selected,
+          this.tableColumns.map((c) => (c.plan >= 0 ? columns[c.plan] : undefined)),
+          count,
         );
+        if (config.quarantine.enabled && req.bad.length > 0) {
+          quarantine = prepareQuarantine(req.bad, req.batchId, config.quarantine.includeErrorReason, new Date());
+        }
       } catch (e) {
-        buildError = e;
+        prepError = e;
       }
       if (pendingDelete) await pendingDelete;
-      if (buildError !== undefined) throw buildError;
+      if (prepError !== undefined) throw prepError;
       if (chunks.length > 0) {
         const appender = await conn.createAppender(config.table);
         for (const chunk of chunks) appender.appendDataChunk(chunk);
@@ -140,11 +140,7 @@ export class DuckDBLakeWriter implements LakeWriter {
       if (quarantine) {
         await conn.run(`DELETE FROM temp.main.${QUARANTINE_STAGE}`);
         const appender = await conn.createAppender(QUARANTINE_STAGE, "main", "temp");
-        for (const chunk of buildChunks(
-          QUARANTINE_COLUMNS.map((c) => c.vectorType),
-          quarantine.columns,
-          quarantine.ids.map((_, i) => i),
-        )) {
+        for (const chunk of buildChunks(QUARANTINE_COLUMNS.map((c) => c.vectorType), quarantine.columns, quarantine.ids.length)) {
           appender.appendDataChunk(chunk);
         }
         appender.closeSync();
@@ -159,7 +155,7 @@ export class DuckDBLakeWriter implements LakeWriter {
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
       await conn.run("COMMIT");
       return {
-        goodWritten: batch.selected.length,
+        goodWritten: count,
         badWritten,
         badAlreadyPresent: quarantine ? quarantine.ids.length - badWritten : 0,
         ...(req.checkpoint ? { checkpointOutcome: "committed" as const } : {}),
@@ -174,13 +170,13 @@ export class DuckDBLakeWriter implements LakeWriter {
     }
   }
 
-  private async stageKeys(columns: ReadonlyArray<ReadonlyArray<DuckDBValue | null>>, selected: readonly number[]): Promise<void> {
+  private async stageKeys(selection: Selection, count: number): Promise<void> {
     await this.conn.run(`DELETE FROM temp.main.${KEYS_STAGE}`);
     const appender = await this.conn.createAppender(KEYS_STAGE, "main", "temp");
     const chunks = buildChunks(
       this.keyPlans.map((p) => this.plans[p]!.vectorType),
-      this.keyPlans.map((p) => columns[p]),
-      selected,
+      this.keyPlans.map((p) => selection.converted.get(p)),
+      count,
     );
     for (const chunk of chunks) appender.appendDataChunk(chunk);
     appender.closeSync();

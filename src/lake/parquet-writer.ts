@@ -15,7 +15,7 @@ import {
 import { join } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import { buildChunks, convertRows, planColumns, quoteIdent, quoteString, type ColumnPlan } from "./columns.js";
+import { buildChunks, convertAll, planColumns, quoteIdent, quoteString, selectRows, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
 import { LakeBusyError, LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
@@ -226,7 +226,9 @@ export class ParquetLakeWriter implements LakeWriter {
     const dir = tableDir(config);
     const qdir = quarantineDir(config);
     const keyed = config.strategy === "merge" || (config.strategy === "overwrite" && this.keyPlans.length > 0);
-    const batch = convertRows(this.plans, req.good, keyed ? this.keyPlans : undefined);
+    const selection = selectRows(this.plans, req.good, keyed ? this.keyPlans : undefined);
+    const count = selection.selected.length;
+    const columns = convertAll(this.plans, req.good, selection);
 
     const created: string[] = []; // paths to remove if the batch fails before the manifest moves
     let data = [...this.manifest.data];
@@ -236,9 +238,9 @@ export class ParquetLakeWriter implements LakeWriter {
     let badAlreadyPresent = 0;
     try {
       await conn.run("DELETE FROM stage");
-      if (batch.selected.length > 0) {
+      if (count > 0) {
         const appender = await conn.createAppender("stage");
-        for (const chunk of buildChunks(this.plans.map((p) => p.vectorType), batch.columns, batch.selected)) {
+        for (const chunk of buildChunks(this.plans.map((p) => p.vectorType), columns, count)) {
           appender.appendDataChunk(chunk);
         }
         appender.closeSync();
@@ -247,7 +249,7 @@ export class ParquetLakeWriter implements LakeWriter {
       if (config.strategy === "overwrite") {
         replaced = data;
         data = [];
-      } else if (config.strategy === "merge" && batch.selected.length > 0 && data.length > 0) {
+      } else if (config.strategy === "merge" && count > 0 && data.length > 0) {
         // Rewrite only the files holding a key of this batch, into one file without those keys.
         const on = this.keyPlans
           .map((p) => `f.${quoteIdent(this.plans[p]!.name)} IS NOT DISTINCT FROM s.${quoteIdent(this.plans[p]!.name)}`)
@@ -272,7 +274,7 @@ export class ParquetLakeWriter implements LakeWriter {
           else unlinkSync(join(dir, name));
         }
       }
-      if (batch.selected.length > 0) {
+      if (count > 0) {
         const name = uniqueName("part", req.batchId);
         const rows = await this.copyToFile("SELECT * FROM stage", dir, name, created);
         data.push({ file: name, rows, batchId: req.batchId });
@@ -288,7 +290,8 @@ export class ParquetLakeWriter implements LakeWriter {
         if (fresh.length > 0) {
           await conn.run("DELETE FROM qstage");
           const appender = await conn.createAppender("qstage");
-          for (const chunk of buildChunks(QUARANTINE_COLUMNS.map((c) => c.vectorType), q.columns, fresh)) {
+          const freshColumns = q.columns.map((col) => fresh.map((i) => col[i] ?? null));
+          for (const chunk of buildChunks(QUARANTINE_COLUMNS.map((c) => c.vectorType), freshColumns, fresh.length)) {
             appender.appendDataChunk(chunk);
           }
           appender.closeSync();
@@ -324,7 +327,7 @@ export class ParquetLakeWriter implements LakeWriter {
     for (const id of newIds) this.knownQuarantineIds.add(id);
     // Replaced files are unreachable now; a crash here leaves them for the next open's GC.
     for (const f of replaced) rmSync(join(dir, f.file), { force: true });
-    return { goodWritten: batch.selected.length, badWritten: newIds.length, badAlreadyPresent };
+    return { goodWritten: count, badWritten: newIds.length, badAlreadyPresent };
   }
 
   /** COPY a query to `<dir>/<name>` via a temp name; returns the row count. */
