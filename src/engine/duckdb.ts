@@ -13,7 +13,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } f
 import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
-import { encodeBatch, type EncodedBatch } from "./encode.js";
+import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
 import { quoteIdent, quoteString } from "./sqltext.js";
@@ -129,8 +129,9 @@ export function batchPayload(plan: Plan, enc: EncodedBatch): string {
   return JSON.stringify(payload);
 }
 
-/** The one statement that validates a batch; `sqlRules` lets a caller test rules one at a time. */
-export function buildStatement(plan: Plan, sqlRules = plan.sqlRules): string {
+/** The one statement that validates a batch; `probe` instead selects one sql rule over the typed columns. */
+export function buildStatement(plan: Plan, probe?: string): string {
+  const sqlRules = probe === undefined ? plan.sqlRules : [];
   const struct =
     `{"u":["VARCHAR"]` +
     plan.tagWords.map((_, w) => `,"t${w}":["BIGINT"]`).join("") +
@@ -148,6 +149,10 @@ export function buildStatement(plan: Plan, sqlRules = plan.sqlRules): string {
     ...(sqlRules.length ? [{ columns: sqlRules.map(([c, sql]): [string, Expr] => [c, { op: "sqlRule", sql }]) }] : []),
     ...plan.postLayers,
   ];
+  if (probe !== undefined) {
+    plan.layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
+    return `WITH ${ctes.join(",\n")}\nSELECT ${toSql({ op: "sqlRule", sql: probe })} FROM s${plan.layers.length}`;
+  }
   layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
   const last = `s${layers.length}`;
 
@@ -273,20 +278,35 @@ export class DuckDBEngine implements Engine {
 
   private async prepare(contract: Contract): Promise<Compiled> {
     const plan = compilePlan(contract);
+    const dry = batchPayload(plan, dryRunBatch(plan));
+    let stmt: DuckDBPreparedStatement | undefined;
     try {
-      return { plan, stmt: await this.conn.prepare(buildStatement(plan)) };
+      stmt = await this.conn.prepare(buildStatement(plan));
+      // Some errors (a literal that does not convert, a bad regex) only show when rows flow.
+      stmt.bindVarchar(1, dry);
+      await stmt.run();
+      return { plan, stmt };
     } catch (err) {
-      // Point at the rule that does not compile, if one does not on its own.
-      for (const [i, rule] of plan.sqlRules.entries()) {
-        try {
-          (await this.conn.prepare(buildStatement(plan, [rule]))).destroySync();
-        } catch (ruleErr) {
-          const id = contract.rowRules.filter((r) => r.kind === "sql")[i]?.id ?? rule[0];
-          throw new ConfigError(`rule ${id}`, `does not compile on duckdb: ${(ruleErr as Error).message}`, { cause: ruleErr });
-        }
-      }
-      throw new ConfigError("contract", `cannot be compiled for duckdb: ${(err as Error).message}`, { cause: err });
+      stmt?.destroySync();
+      throw await this.diagnose(plan, dry, err);
     }
+  }
+
+  /** Find the rule that breaks the statement, if one does on its own. */
+  private async diagnose(plan: Plan, dry: string, err: unknown): Promise<Error> {
+    for (const check of plan.checks) {
+      const rule = check.rule;
+      if (rule?.kind !== "sql" && rule?.kind !== "regex_match") continue;
+      try {
+        if (rule.kind === "sql") await this.conn.run(buildStatement(plan, rule.sql), [dry]);
+        else await this.conn.run(`SELECT ${toSql({ op: "matches", e: { op: "lit", value: "", type: "utf8" }, pattern: rule.pattern })}`);
+      } catch (ruleErr) {
+        return new ConfigError(`rule ${check.ruleId}`, `does not compile on duckdb: ${(ruleErr as Error).message}`, {
+          cause: ruleErr,
+        });
+      }
+    }
+    return new ConfigError("contract", `cannot be evaluated on duckdb: ${(err as Error).message}`, { cause: err });
   }
 
   async close(): Promise<void> {

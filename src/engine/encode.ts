@@ -192,3 +192,15 @@ export function encodeBatch(records: readonly unknown[], plan: Plan): EncodedBat
   }
   return { n, index: index.subarray(0, n), notObject, columns, tags, unknown };
 }
+
+/** One row with an empty string in every column: runs a compiled plan once before real data. */
+export function dryRunBatch(plan: Plan): EncodedBatch {
+  return {
+    n: 1,
+    index: Int32Array.of(0),
+    notObject: [],
+    columns: plan.fields.map(() => [""]),
+    tags: plan.tagWords.map(() => [0]),
+    unknown: [null],
+  };
+}

@@ -8,7 +8,7 @@ import type { Contract } from "../contract/types.js";
 import { ConfigError, MissingDependencyError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { expandDecimalCanon, expandTimestampToMicros } from "./composite.js";
-import { encodeBatch, type EncodedBatch } from "./encode.js";
+import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
 import { toRustRegex } from "./regex.js";
@@ -18,6 +18,7 @@ import type { Engine, ValidationResult } from "./types.js";
 type Pl = typeof PolarsModule.default;
 type PExpr = PolarsModule.Expr;
 type LazyFrame = PolarsModule.LazyDataFrame;
+type DataFrame = PolarsModule.DataFrame;
 
 async function loadPolars(): Promise<Pl> {
   try {
@@ -150,6 +151,8 @@ class Compiler {
   }
 }
 
+const sqlRule = (sql: string): string => `coalesce(CAST((${sql}) AS BOOLEAN), FALSE)`;
+
 interface Compiled {
   plan: Plan;
   compiler: Compiler;
@@ -188,14 +191,31 @@ export class PolarsEngine implements Engine {
     c = { plan, compiler, layers: build(plan.layers), postLayers: build(plan.postLayers) };
     if (plan.sqlRules.length) {
       c.sqlQuery = `SELECT *, ${plan.sqlRules
-        .map(([col, sql]) => `coalesce(CAST((${sql}) AS BOOLEAN), FALSE) AS ${quoteIdent(col)}`)
+        .map(([col, sql]) => `${sqlRule(sql)} AS ${quoteIdent(col)}`)
         .join(", ")} FROM batch`;
+    }
+    // Polars compiles SQL and regexes when a frame runs: run one row now, so a bad rule
+    // fails here with its id rather than in the middle of a stream.
+    try {
+      this.evaluate(c, dryRunBatch(plan));
+    } catch (err) {
+      throw this.diagnose(c, err);
     }
     this.compiled.set(contract, c);
     return c;
   }
 
-  private run(c: Compiled, enc: EncodedBatch): EngineOutput {
+  /** The batch with all plan columns computed (coercion, sql rules, flags). */
+  private evaluate(c: Compiled, enc: EncodedBatch): DataFrame {
+    const pl = this.pl;
+    let lf = this.typed(c, enc);
+    if (c.sqlQuery) lf = pl.SQLContext({ batch: lf }).execute(c.sqlQuery, { eager: false }) as LazyFrame;
+    for (const exprs of c.postLayers) lf = lf.withColumns(...exprs);
+    return lf.collectSync();
+  }
+
+  /** The batch's columns through coercion: what sql rules see. */
+  private typed(c: Compiled, enc: EncodedBatch): LazyFrame {
     const pl = this.pl;
     const plan = c.plan;
     const series = [
@@ -206,9 +226,32 @@ export class PolarsEngine implements Engine {
     ];
     let lf = pl.DataFrame(series).lazy();
     for (const exprs of c.layers) lf = lf.withColumns(...exprs);
-    if (c.sqlQuery) lf = this.sql(c, lf);
-    for (const exprs of c.postLayers) lf = lf.withColumns(...exprs);
-    const ev = lf.collectSync();
+    return lf;
+  }
+
+  private diagnose(c: Compiled, err: unknown): Error {
+    const pl = this.pl;
+    const one = pl.DataFrame([pl.Series("s", [""], pl.Utf8)]);
+    for (const check of c.plan.checks) {
+      const rule = check.rule;
+      try {
+        if (rule?.kind === "regex_match") one.select(c.compiler.expr({ op: "matches", e: { op: "col", name: "s" }, pattern: rule.pattern }));
+        else if (rule?.kind === "sql") {
+          pl.SQLContext({ batch: this.typed(c, dryRunBatch(c.plan)) }).execute(`SELECT ${sqlRule(rule.sql)} AS r FROM batch`, { eager: true });
+        }
+      } catch (ruleErr) {
+        return new ConfigError(`rule ${check.ruleId}`, `does not compile on polars: ${(ruleErr as Error).message}`, {
+          cause: ruleErr,
+        });
+      }
+    }
+    return new ConfigError("contract", `cannot be evaluated on polars: ${(err as Error).message}`, { cause: err });
+  }
+
+  private run(c: Compiled, enc: EncodedBatch): EngineOutput {
+    const pl = this.pl;
+    const plan = c.plan;
+    const ev = this.evaluate(c, enc);
 
     const goodDf = ev.filter(pl.col(BAD_COL).not());
     const goodCount = goodDf.height;
@@ -235,31 +278,6 @@ export class PolarsEngine implements Engine {
       }
     });
     return { goodColumns, bad, counts, goodCount, dataset };
-  }
-
-  private sql(c: Compiled, lf: LazyFrame): LazyFrame {
-    const ctx = this.pl.SQLContext({ batch: lf });
-    try {
-      return ctx.execute(c.sqlQuery!, { eager: false }) as LazyFrame;
-    } catch (err) {
-      throw this.sqlError(c, lf, err);
-    }
-  }
-
-  private sqlError(c: Compiled, lf: LazyFrame, err: unknown): Error {
-    for (const [i, [col, sql]] of c.plan.sqlRules.entries()) {
-      try {
-        this.pl
-          .SQLContext({ batch: lf })
-          .execute(`SELECT coalesce(CAST((${sql}) AS BOOLEAN), FALSE) AS ${quoteIdent(col)} FROM batch`, { eager: true });
-      } catch (ruleErr) {
-        const check = c.plan.checks.find((ch) => ch.kind === "sql" && ch.rule?.kind === "sql" && ch.rule.sql === sql);
-        return new ConfigError(`rule ${check?.ruleId ?? String(i)}`, `does not compile on polars: ${(ruleErr as Error).message}`, {
-          cause: ruleErr,
-        });
-      }
-    }
-    return new ConfigError("contract", `sql rules cannot be evaluated on polars: ${(err as Error).message}`, { cause: err });
   }
 
   async close(): Promise<void> {
