@@ -6,6 +6,20 @@ export { createSource, registerSource, sourceSpecs, type SourceFactory } from ".
 export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec } from "./spec.js";
 export { fileSourceFactory } from "./file.js";
 
+// Kafka (cursor = per-partition offsets; kafkajs is an optional peer, loaded on first use). Importing registers `kafka`.
+export {
+  KafkaConnector,
+  KafkaOffsetSource,
+  kafkaSpec,
+  kafkaSourceFactory,
+  type KafkaConnectorOptions,
+  type KafkaSourceOptions,
+  type KafkaCursor,
+  type KafkaPosition,
+  type KafkaSasl,
+  type KafkaLogLevel,
+} from "./kafka.js";
+
 // Push transports: SSE (cursor = last event id), WebSocket (no cursor), webhook / Event Grid push (acked).
 export { SSEConnector, SSEClient, sseSpec, type SSEOptions, type SSEMessage, type SSEStats, type SSEEvent } from "./sse.js";
 export { SSEParser } from "./sse-parser.js";

@@ -6,6 +6,7 @@ export * from "./types.js";
 export { IterableSource, NotReplayableError, connectorSource } from "./iterable.js";
 export type { IterableCursor, IterableSourceOptions } from "./iterable.js";
 export { FileSource, type FileCursor, type FileSourceOptions } from "./file.js";
+export { KafkaOffsetSource, KafkaCursorError, KafkaConsumerError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka.js";
 export {
   WatermarkChunkSource,
   WatermarkOrderError,

@@ -250,7 +250,10 @@ function serverProperties(port: number, controllerPort: number, dataDir: string,
     "num.network.threads": "2",
     "num.io.threads": "4",
     "num.recovery.threads.per.data.dir": "1",
-    "log.cleaner.enable": "false",
+    // After a hard kill the restarted broker waits for its old registration to expire
+    // (default 9 s); shorter keeps the broker-restart test quick without making it flaky.
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "1000",
     ...extra,
   };
   return Object.entries(props)
@@ -369,6 +372,9 @@ function exitOf(child: ChildProcess): Promise<number | string> {
 
 async function stopChild(child: ChildProcess, graceMs: number, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  // The handle was unref'd so an idle test process can exit; while we wait for the exit it must
+  // keep the process alive (or a script with nothing else pending would end mid-await).
+  child.ref();
   const exited = exitOf(child);
   child.kill(signal);
   if (signal !== "SIGKILL" && (await withTimeout(exited, graceMs)) === timedOut) child.kill("SIGKILL");

@@ -1,0 +1,49 @@
+/**
+ * The process the Kafka SIGKILL test kills: drains a topic (available_now) into a DuckDB merge
+ * target with a SQLite checkpoint, announcing each write so the test can kill it in the window
+ * between the write and the commit.
+ *
+ * argv: <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize>
+ */
+import { fileURLToPath } from "node:url";
+import { KafkaOffsetSource } from "../../src/connectors/kafka.js";
+import { StreamSink } from "../../src/sink/index.js";
+
+const [brokers, topic, groupId, lakeDir, checkpointFile, batchSize] = process.argv.slice(2);
+if (!brokers || !topic || !groupId || !lakeDir || !checkpointFile || !batchSize) {
+  console.error("usage: kafka-child <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize>");
+  process.exit(2);
+}
+const contract = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
+const source = new KafkaOffsetSource(topic, {
+  brokers,
+  groupId,
+  // A killed member holds its partitions until its session expires; keep that short so the
+  // next life's join does not wait long (6 s is the broker's default minimum).
+  sessionTimeoutMs: 6_000,
+  heartbeatIntervalMs: 1_000,
+  // Small read-ahead, so a kill usually finds records fetched but not yet committed.
+  bufferMaxMessages: 2_000,
+  logLevel: "nothing",
+});
+
+const sink = new StreamSink(contract, source, {
+  targetPath: lakeDir,
+  checkpoint: checkpointFile,
+  batchSize: Number(batchSize),
+  maxWaitMs: 60_000,
+  handleSignals: false,
+  hooks: {
+    afterWrite: async (batchId) => {
+      process.stdout.write(`written ${batchId}\n`);
+      // Widen the write→commit window so that kills land in it.
+      await new Promise((r) => setTimeout(r, 20));
+    },
+  },
+  onBatch: (b) => {
+    process.stdout.write(`committed ${b.batchId} ${b.sourceCount}\n`);
+  },
+});
+
+const summary = await sink.run("available_now");
+process.stdout.write(`done ${JSON.stringify({ sourceCount: summary.sourceCount, cursor: summary.cursor })}\n`);
