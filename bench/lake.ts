@@ -127,6 +127,7 @@ try {
     updates,
     rowsWritten: rows,
     msPerBatchMean: Math.round((total / batches) * 10) / 10,
+    msPerBatchMin: q(0),
     msPerBatchP50: q(0.5),
     msPerBatchP95: q(0.95),
     msPerBatchMax: q(1),
@@ -138,5 +139,3 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const T = (globalThis as { __T?: Record<string, number> }).__T;
-if (T) console.log(JSON.stringify(Object.fromEntries(Object.entries(T).map(([k, v]) => [k, Math.round((v / batches) * 10) / 10]))));

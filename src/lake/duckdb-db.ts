@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { LakeBusyError } from "./errors.js";
 
 /**
  * One DuckDB instance per database file per process. DuckDB lets a single process open a file
@@ -30,7 +31,19 @@ export interface Database {
 export async function acquireDatabase(path: string): Promise<Database> {
   let pending = entries.get(path);
   if (!pending) {
-    pending = DuckDBInstance.create(path, INSTANCE_OPTIONS).then((instance) => ({ instance, refs: 0, tail: Promise.resolve() }));
+    pending = DuckDBInstance.create(path, INSTANCE_OPTIONS).then(
+      (instance) => ({ instance, refs: 0, tail: Promise.resolve() }),
+      (e: unknown) => {
+        const message = (e as Error).message ?? String(e);
+        // DuckDB takes an OS lock on the file: one writing process at a time.
+        if (/lock/i.test(message)) {
+          throw new LakeBusyError(
+            `${path} is open in another process (DuckDB allows one process per database file; stop the other writer or reader first): ${message}`,
+          );
+        }
+        throw e;
+      },
+    );
     entries.set(path, pending);
     pending.catch(() => entries.delete(path));
   }

@@ -100,11 +100,17 @@ function fsyncPath(path: string, flags: string): void {
 }
 
 /** Write a file durably under its final name: temp name, fsync, rename, fsync the directory. */
-function writeFileAtomic(dir: string, name: string, content: string): void {
+function writeFileAtomic(dir: string, name: string, content: string, renamed: () => void): void {
   const tmp = join(dir, `${name}.${randomBytes(4).toString("hex")}.tmp`);
-  writeFileSync(tmp, content);
-  fsyncPath(tmp, "r+");
-  renameSync(tmp, join(dir, name));
+  try {
+    writeFileSync(tmp, content);
+    fsyncPath(tmp, "r+");
+    renameSync(tmp, join(dir, name));
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+  renamed();
   fsyncPath(dir, "r");
 }
 
@@ -180,6 +186,8 @@ export class ParquetLakeWriter implements LakeWriter {
       const plans = planColumns(config);
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
       await conn.run(`CREATE TABLE stage (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
+      const newest = manifest.data[manifest.data.length - 1];
+      if (newest) await checkColumnTypes(conn, config, plans, join(dir, newest.file));
       await conn.run(`CREATE TABLE qstage (${QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
       const known = new Set<string>();
       if (manifest.quarantine.length > 0) {
@@ -236,6 +244,7 @@ export class ParquetLakeWriter implements LakeWriter {
     let quarantineFiles = this.manifest.quarantine;
     let newIds: string[] = [];
     let badAlreadyPresent = 0;
+    let published = false;
     try {
       await conn.run("DELETE FROM stage");
       if (count > 0) {
@@ -314,9 +323,19 @@ export class ParquetLakeWriter implements LakeWriter {
         fsyncPath(dir, "r");
         if (quarantineFiles !== this.manifest.quarantine) fsyncPath(qdir, "r");
       }
-      writeFileAtomic(join(dir, META_DIR), MANIFEST_FILE, `${JSON.stringify(next, null, 1)}\n`);
-      this.manifest = next;
+      writeFileAtomic(join(dir, META_DIR), MANIFEST_FILE, `${JSON.stringify(next, null, 1)}\n`, () => {
+        // Renamed: the batch is visible, its files must stay even if the directory fsync fails.
+        published = true;
+        this.manifest = next;
+        for (const id of newIds) this.knownQuarantineIds.add(id);
+      });
     } catch (e) {
+      if (published) {
+        throw new LakeWriteError(
+          `batch ${req.batchId} is in the manifest of ${dir}, but syncing the directory failed, so it may not survive a power loss: ${(e as Error).message}`,
+          { cause: e },
+        );
+      }
       for (const path of created) rmSync(path, { force: true });
       if (e instanceof LakeLogicError) throw e;
       throw new LakeWriteError(
@@ -324,7 +343,6 @@ export class ParquetLakeWriter implements LakeWriter {
         { cause: e },
       );
     }
-    for (const id of newIds) this.knownQuarantineIds.add(id);
     // Replaced files are unreachable now; a crash here leaves them for the next open's GC.
     for (const f of replaced) rmSync(join(dir, f.file), { force: true });
     return { goodWritten: count, badWritten: newIds.length, badAlreadyPresent };
@@ -340,6 +358,22 @@ export class ParquetLakeWriter implements LakeWriter {
     created.push(final);
     renameSync(tmp, final);
     return result.rowsChanged;
+  }
+}
+
+/** A field's type cannot change under existing files (they would no longer read as one table). */
+async function checkColumnTypes(conn: DuckDBConnection, config: LakeConfig, plans: readonly ColumnPlan[], file: string): Promise<void> {
+  const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteString(file)})`);
+  const existing = new Map(reader.getRowObjects().map((r) => [String(r["column_name"]).toLowerCase(), String(r["column_type"])]));
+  for (const p of plans) {
+    const type = existing.get(p.name.toLowerCase());
+    if (type !== undefined && type.replace(/\s+/g, "").toUpperCase() !== p.sqlType.replace(/\s+/g, "").toUpperCase()) {
+      throw new ConfigError(
+        `model.fields.${p.name}`,
+        `dataset "${config.table}" already stores column "${p.name}" as ${type}, but the contract maps it to ${p.sqlType}; ` +
+          "migrate the dataset (or write to a new table) before changing a field's type",
+      );
+    }
   }
 }
 

@@ -79,13 +79,17 @@ describe("lake configuration is checked up front", () => {
     expect(resolveLakeConfig(c, { targetPath: "override" }).targetPath).toBe(join(process.cwd(), "override"));
   });
 
-  it("a table's column type cannot change under it", async () => {
-    const targetPath = join(dir.path, "retype");
-    const w = await openLake(makeContract(), { targetPath });
+  it.each(["duckdb", "parquet"] as const)("%s: a column's type cannot change under it", async (format) => {
+    const targetPath = join(dir.path, `retype-${format}`);
+    const w = await openLake(makeContract({ format }), { targetPath });
     await w.write({ batchId: 1, good: [{ id: 1, name: "a" }], bad: [] });
     await w.close();
-    const err = await openLake(makeContract({ fields: [["id", "string"], ["name", "string"]] }), { targetPath }).catch((e: unknown) => e);
+    const err = await openLake(makeContract({ format, fields: [["id", "string"], ["name", "string"]] }), { targetPath }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).option).toBe("model.fields.id");
+    // The refused writer let go of the dataset: the original contract still opens.
+    await (await openLake(makeContract({ format }), { targetPath })).close();
   });
 });

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { DuckDBTargetCheckpointStore, readQuarantine, readTable } from "../../src/lake/index.js";
+import { DuckDBTargetCheckpointStore, LakeBusyError, openLake, readQuarantine, readTable } from "../../src/lake/index.js";
 import { BAD_PER_BATCH, crashContract, expectedState } from "./fixtures/crash-data.js";
 import { tempDir } from "./helpers.js";
 
@@ -109,4 +109,28 @@ describe.each([
     },
     120_000,
   );
+});
+
+describe("a duckdb lake held by another process", () => {
+  it("is refused with LakeBusyError, not a raw lock error", async () => {
+    const dir = tempDir("busy");
+    cleanups.push(dir.cleanup);
+    const child = spawn(process.execPath, ["--import", "tsx", childScript, "duckdb", "append", dir.path, "1", "10"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("committed")) resolve();
+        });
+        child.on("exit", (code) => reject(new Error(`child exited early with ${code}`)));
+      });
+      const err = await openLake(crashContract("duckdb", "append"), { targetPath: dir.path }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LakeBusyError);
+      expect((err as Error).message).toMatch(/another process/);
+    } finally {
+      child.kill("SIGKILL");
+      await new Promise((r) => child.once("exit", r));
+    }
+  });
 });
