@@ -1,6 +1,6 @@
 /**
  * Batch validation engines. `duckdb` (default) and `polars` execute the same plan and
- * give the same results; see docs/validation.md for the semantics.
+ * give the same results; see docs/contracts.md, "Validation semantics".
  */
 import { ConfigError } from "../errors.js";
 import { DuckDBEngine } from "./duckdb.js";

@@ -175,8 +175,10 @@ export function compilePlan(contract: Contract): Plan {
     addField(spec.name, spec);
   }
   const declared = fields.slice();
+  const declaredLower = new Map(declared.map((f) => [f.name.toLowerCase(), f]));
   const fieldFor = (name: string, where: string): PlanField => {
-    const f = byName.get(name);
+    // Field names compare case-insensitively, as in the contract loader and in DuckDB.
+    const f = byName.get(name) ?? declaredLower.get(name.toLowerCase());
     if (f) return f;
     if (name.startsWith(INTERNAL_PREFIX)) throw new ConfigError(where, `"${name}" is a reserved name`);
     return addField(name);
@@ -360,7 +362,7 @@ export function compilePlan(contract: Contract): Plan {
       addCheck(base, errs.length ? and(not(or(...errs)), failed) : failed);
       continue;
     }
-    const f = byName.get(rule.field)!;
+    const f = fieldFor(rule.field, `rule ${rule.id}`);
     const ok = f.err ? not(col(f.err)) : bool(true);
     const V = col(f.val);
     const present = and(ok, notNull(V));
@@ -402,9 +404,9 @@ export function compilePlan(contract: Contract): Plan {
   const dataset: DatasetPlan[] = contract.datasetRules.map((rule) => {
     switch (rule.kind) {
       case "unique":
-        return { rule, cols: rule.fields.map((n) => keyCol.get(byName.get(n)!)!) };
+        return { rule, cols: rule.fields.map((n) => keyCol.get(fieldFor(n, `dataset rule ${rule.id}`))!) };
       case "null_ratio": {
-        const f = byName.get(rule.field)!;
+        const f = fieldFor(rule.field, `dataset rule ${rule.id}`);
         nullFlags.columns.push([`__ll_z${f.k}`, eq(col(f.tag), int(TAG.none))]);
         return { rule, cols: [`__ll_z${f.k}`] };
       }

@@ -152,6 +152,85 @@ describe.each<EngineName>(["duckdb", "polars"])("rules on %s", (engineName) => {
     expect(res.bad[0]!.errors[0]).toEqual({ ruleId: "positive", message: "positive: not true: amount * 2 > 0" });
   });
 
+  it("the documented portable SQL subset behaves the same on both engines", async () => {
+    const exprs: Record<string, string> = {
+      cmp: "n >= 2 AND n <> 3",
+      arith: "(n * 2 + 1) % 3 = 0",
+      between: "n BETWEEN 2 AND 4",
+      in_list: "s IN ('ab', 'cd')",
+      like: "s LIKE 'a%'",
+      case_when: "CASE WHEN n > 2 THEN s = 'cd' ELSE TRUE END",
+      coalesce: "coalesce(s, 'zz') <> 'zz'",
+      is_null: "s IS NOT NULL",
+      funcs: "length(trim(s)) = 2 AND upper(s) = 'AB' OR lower(s) = 'cd'",
+      substr: "substr(s, 1, 1) = 'a'",
+      date_lit: "dt < DATE '2024-06-01'",
+      ts_lit: "ts >= TIMESTAMP '2024-01-01 12:00:00'",
+      decimal: "m * 2 = 5.00",
+      bool: "f",
+      not_bool: "NOT f",
+      json_text: "j = '{\"a\":1}'",
+    };
+    const res = await run(
+      [
+        { n: 1, s: "ab", dt: "2024-01-01", ts: "2024-01-01T13:00:00+00:00", m: "2.5", f: true, j: { a: 1 } },
+        { n: 3, s: "cd", dt: "2024-07-01", ts: "2024-01-01T11:00:00Z", m: 1, f: false, j: [1] },
+        { n: 4, s: null, dt: null, ts: null, m: null, f: null, j: null },
+      ],
+      {
+        fields: [
+          { name: "n", type: "integer" },
+          { name: "s", type: "string" },
+          { name: "dt", type: "date" },
+          { name: "ts", type: "timestamp" },
+          { name: "m", type: "decimal", precision: 6, scale: 2 },
+          { name: "f", type: "boolean" },
+          { name: "j", type: "json" },
+        ],
+        rowRules: Object.entries(exprs).map(([id, sql]) => ({ kind: "sql" as const, id, sql, severity: "warning" as const })),
+      },
+    );
+    expect(res.bad).toEqual([]);
+    // Failures per rule over the three rows: row 0 / row 1 / row 2 (NULL fails).
+    const failedBy = (id: string): number => counts(res)[id]!;
+    expect(Object.fromEntries(Object.keys(exprs).map((id) => [id, failedBy(id)]))).toEqual({
+      cmp: 2, // 1 < 2; 3 = 3
+      arith: 1, // 3, 7, 9 → 7 % 3 = 1
+      between: 1,
+      in_list: 1, // null
+      like: 2,
+      case_when: 1, // n=4, s null → NULL
+      coalesce: 1,
+      is_null: 1,
+      funcs: 1,
+      substr: 2,
+      date_lit: 2,
+      ts_lit: 2,
+      decimal: 2,
+      bool: 2,
+      not_bool: 2,
+      json_text: 2,
+    });
+  });
+
+  it("regex_match reads booleans, decimals, dates and timestamps in their canonical text", async () => {
+    const res = await run([{ f: true, m: "7", d: " 2024-01-05 ", t: "2024-01-05T10:00:00+01:00" }], {
+      fields: [
+        { name: "f", type: "boolean" },
+        { name: "m", type: "decimal", precision: 4, scale: 1 },
+        { name: "d", type: "date" },
+        { name: "t", type: "timestamp" },
+      ],
+      rowRules: [
+        { kind: "regex_match", field: "f", pattern: "^true$" },
+        { kind: "regex_match", field: "m", pattern: "^7\\.0$" },
+        { kind: "regex_match", field: "d", pattern: "^2024-01-05$" },
+        { kind: "regex_match", field: "t", pattern: "^2024-01-05T09:00:00\\.000000Z$" },
+      ],
+    });
+    expect(res.bad).toEqual([]);
+  });
+
   it("a row carries every rule it failed; rules on a field that failed its type are skipped", async () => {
     const res = await run([{ id: "x", code: "zz", n: 0 }, { id: 1, code: "zz", n: 0 }], {
       fields: [
