@@ -22,6 +22,7 @@ export class SSEOffsetSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
   private readonly client: SSEClient;
+  private readonly closer = new AbortController();
   private cursor: string | undefined;
 
   constructor(
@@ -52,7 +53,8 @@ export class SSEOffsetSource implements CursorSource {
   async *read(options: ReadOptions): AsyncIterable<SourceRecord> {
     const drain = options.mode === "available_now";
     const events = this.client.events({
-      signal: options.signal,
+      // close() must end a read that is parked on the network (the sink may stop with one pending).
+      signal: AbortSignal.any([options.signal, this.closer.signal]),
       idleMs: drain ? this.options.drainIdleMs ?? (sseSpec.options.drainIdleMs?.default as number) : undefined,
       maxMs: drain ? this.options.drainMaxMs ?? (sseSpec.options.drainMaxMs?.default as number) : undefined,
     });
@@ -74,6 +76,11 @@ export class SSEOffsetSource implements CursorSource {
 
   stats(): SSEStats {
     return this.client.stats();
+  }
+
+  /** Drop the connection and stop reconnecting. */
+  async close(): Promise<void> {
+    this.closer.abort();
   }
 }
 

@@ -57,6 +57,8 @@ function wire(e: LogEvent): Uint8Array {
 
 export class ScriptedSSEServer {
   readonly seen: SeenConnection[] = [];
+  /** Streams the server is still writing to (closed by either side → removed). */
+  active = 0;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly open = new Set<ServerResponse>();
@@ -89,6 +91,8 @@ export class ScriptedSSEServer {
         return;
       }
       res.writeHead(200, { "content-type": plan.contentType ?? "text/event-stream", "cache-control": "no-cache", ...plan.headers });
+      this.active++;
+      res.on("close", () => this.active--);
       if (plan.status === 200 && plan.body !== undefined) {
         res.end(plan.body);
         return;

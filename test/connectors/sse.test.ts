@@ -37,6 +37,14 @@ function tempDir(): string {
   return d;
 }
 
+async function until(cond: () => boolean, what: string, limitMs = 20_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 async function take<T>(it: AsyncIterable<T>, n: number): Promise<T[]> {
   const out: T[] = [];
   if (n === 0) return out;
@@ -297,6 +305,18 @@ describe("SSEOffsetSource", () => {
     expect([...(r?.raw as Uint8Array)]).toEqual([0xc3, 0x28]);
   });
 
+  it("close() ends a read parked on a quiet connection and drops the connection", async () => {
+    const server = await serve([]);
+    const src = new SSEOffsetSource(server.url);
+    await src.seek(undefined);
+    const parked = src.read({ mode: "continuous", signal: new AbortController().signal })[Symbol.asyncIterator]().next();
+    await until(() => server.active === 1, "the connection");
+    await src.close();
+    expect(await parked).toEqual({ done: true, value: undefined });
+    await until(() => server.active === 0, "the connection to close");
+    expect(server.seen).toHaveLength(1);
+  });
+
   it("refuses a cursor written by another kind of source", async () => {
     const src = new SSEOffsetSource("http://127.0.0.1:9/x");
     await expect(src.seek({ offset: 3, exhausted: false })).rejects.toThrow(/not an SSE event id/);
@@ -366,6 +386,8 @@ describe("SSE through StreamSink into a merge target", () => {
       onBatch: (b) => void batches.push(b),
     }).run("available_now", { maxBatches: 2 });
     expect(first.stoppedBy).toBe("max-batches");
+    // The run closed its connection although a read was still parked on it.
+    await until(() => server.active === 0, "the first run's connection to close");
     const committed = first.cursor;
     expect(typeof committed).toBe("string");
 
