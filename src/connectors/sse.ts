@@ -12,7 +12,7 @@ import {
   type RetryPolicy,
 } from "./backoff.js";
 import { checkUrl, decodeEventData } from "./common.js";
-import { ConnectorGaveUpError, ConnectorHttpError, redactUrl } from "./errors.js";
+import { ConnectorGaveUpError, ConnectorHttpError, SSEProtocolError, redactUrl } from "./errors.js";
 import { SSEParser, type SSEEvent } from "./sse-parser.js";
 import type { ComponentSpec } from "./spec.js";
 
@@ -248,9 +248,10 @@ export class SSEClient {
             // A connection that delivers is healthy again: start the backoff over.
             receivedBytes = true;
             failures = 0;
-            clientFailures = 0;
           }
           const events = this.parser.push(got.value);
+          // Client-side trouble (4xx, a protocol error) is forgiven only once an event got through.
+          if (events.length > 0) clientFailures = 0;
           if (this.parser.retryMs !== undefined) this.retryBaseMs = this.parser.retryMs;
           for (const parsed of events) {
             this.stat.events++;
@@ -285,10 +286,10 @@ export class SSEClient {
       if (!failure) return;
       this.stat.lastError = failure.message;
       const http = failure instanceof ConnectorHttpError ? failure : undefined;
-      if (http && !http.retryable) {
+      if ((http && !http.retryable) || failure instanceof SSEProtocolError) {
         clientFailures++;
-        // A wrong URL or credentials will not fix themselves: surface the server's answer.
-        if (clientFailures >= this.retry.maxClientErrorAttempts) throw http;
+        // A wrong URL, wrong credentials or a broken feed will not fix themselves: surface it.
+        if (clientFailures >= this.retry.maxClientErrorAttempts) throw failure;
       } else {
         failures++;
         if (failures >= this.retry.maxAttempts) throw new ConnectorGaveUpError("SSE", this.url, failures, failure.message, failure);

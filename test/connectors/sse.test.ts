@@ -217,6 +217,14 @@ describe("SSE reconnects", () => {
     expect(server.seen).toHaveLength(2);
   });
 
+  it("stops on a feed that breaks the protocol on every connection (a line that never ends)", async () => {
+    const server = await serve([{ id: "1", data: "x".repeat(5000) }]);
+    const c = new SSEConnector(server.url, { maxEventBytes: 1024, retry: FAST, onRetry: () => {} });
+    const err = await take(c.stream(), 1).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/exceeded 1024 bytes/);
+    expect(server.seen).toHaveLength(3);
+  });
+
   it("gives up on a server that stays down after maxAttempts", async () => {
     const server = await serve([], () => ({ status: 503 }));
     const c = new SSEConnector(server.url, { retry: { ...FAST, maxAttempts: 3 }, onRetry: () => {} });
