@@ -50,7 +50,7 @@ say(`LakeLogic demo: ${RECORDS.toLocaleString("en")} order events (~5 % bad) →
 // 1. Interrupted: kill a real process after a third of the batches committed.
 const killAt = Math.floor(RECORDS / BATCH / 3);
 const killedAt = await new Promise<number>((resolve, reject) => {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--child"], {
+  const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), fileURLToPath(import.meta.url), "--child"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let last = 0;
