@@ -73,7 +73,7 @@ export async function writeAndCommit(
   let outcome: CommitOutcome;
   if (target.storeInTarget) {
     write = await target.lake.write({ ...request, checkpoint: record });
-    outcome = "committed";
+    outcome = write.checkpointOutcome ?? "committed";
   } else {
     write = await target.lake.write(request);
     await hooks.afterWrite?.(record.batchId);
