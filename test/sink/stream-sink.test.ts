@@ -1,0 +1,269 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { isBadOrder, orderEvent, orderEvents } from "../../examples/orders.js";
+import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
+import { MemoryCheckpointStore } from "../../src/checkpoint/memory.js";
+import { loadContract } from "../../src/contract/index.js";
+import { ConfigError } from "../../src/errors.js";
+import { readQuarantine, readTable } from "../../src/lake/index.js";
+import { StreamRunError, StreamSink, type BatchReport } from "../../src/sink/index.js";
+import { IterableSource, NotReplayableError } from "../../src/sources/index.js";
+import type { AckSource, ReceivedRecord, SourceRecord } from "../../src/sources/types.js";
+
+const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+function lakeDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "ll-sink-"));
+  dirs.push(d);
+  return d;
+}
+
+async function lakeCounts(targetPath: string) {
+  const contract = await loadContract(CONTRACT);
+  const good = await readTable(contract, { targetPath });
+  const bad = await readQuarantine(contract, { targetPath });
+  return { good: good.length, distinct: new Set(good.map((r) => String(r.order_id))).size, bad: bad.length, quarantine: bad };
+}
+
+function expectedSplit(n: number) {
+  let bad = 0;
+  for (let i = 0; i < n; i++) if (isBadOrder(i)) bad++;
+  return { good: n - bad, bad };
+}
+
+describe("StreamSink options", () => {
+  it("rejects a bad mode and a batch size below 1, naming the option", async () => {
+    expect(() => new StreamSink(CONTRACT, [], { batchSize: 0 })).toThrow(ConfigError);
+    expect(() => new StreamSink(CONTRACT, [], { batchSize: 0 })).toThrow(/batchSize: expected a whole number >= 1/);
+    const sink = new StreamSink(CONTRACT, [], { checkpoint: "memory", targetPath: lakeDir() });
+    await expect(sink.run("sometimes" as never)).rejects.toThrow(/mode: expected one of available_now, continuous/);
+  });
+
+  it("refuses checkpoint \"target\" for a parquet lake", async () => {
+    const contract = await loadContract(CONTRACT);
+    const parquet = { ...contract, materialization: { ...contract.materialization, format: "parquet" as const } };
+    const err = await new StreamSink(parquet, [orderEvent(1)], { checkpoint: "target", targetPath: lakeDir() })
+      .run("available_now")
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamRunError);
+    expect((err as StreamRunError).cause).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/needs materialization.format duckdb/);
+  });
+});
+
+describe("StreamSink runs", () => {
+  it("drains, splits good from bad, derives the checkpoint key, and summarises", async () => {
+    const target = lakeDir();
+    const reports: BatchReport[] = [];
+    const summary = await new StreamSink(CONTRACT, orderEvents(2500), {
+      targetPath: target,
+      batchSize: 1000,
+      onBatch: (b) => void reports.push(b),
+    }).run("available_now");
+    const split = expectedSplit(2500);
+    expect(summary).toMatchObject({
+      checkpointKey: "stream::orders",
+      sourceCount: 2500,
+      goodCount: split.good,
+      badCount: split.bad,
+      stoppedBy: "end",
+      resumedFrom: null,
+      cursor: { offset: 2500, exhausted: true },
+    });
+    expect(summary.finishedAt.getTime()).toBeGreaterThanOrEqual(summary.startedAt.getTime());
+    expect(reports.map((r) => r.sourceCount)).toEqual([1000, 1000, 500]);
+    expect(reports.map((r) => r.batchId)).toEqual([1, 2, 3]);
+    const counts = await lakeCounts(target);
+    expect(counts).toMatchObject({ good: split.good, distinct: split.good, bad: split.bad });
+    // Quarantine keeps the record, the reasons and the source position.
+    const q = counts.quarantine[0]!;
+    expect(q.ruleIds.length).toBeGreaterThan(0);
+    expect(q.reasons.length).toBe(q.ruleIds.length);
+    expect(typeof q.position).not.toBe("undefined");
+  });
+
+  it("stops after maxBatches and resumes a replayable source where it stopped", async () => {
+    const target = lakeDir();
+    const make = () =>
+      new StreamSink(CONTRACT, new IterableSource(() => orderEvents(3000), { replayable: true }), {
+        targetPath: target,
+        batchSize: 1000,
+      });
+    const first = await make().run("available_now", { maxBatches: 1 });
+    expect(first).toMatchObject({ batches: 1, sourceCount: 1000, stoppedBy: "max-batches" });
+    const second = await make().run("available_now");
+    expect(second).toMatchObject({ sourceCount: 2000, resumedFrom: { offset: 1000, exhausted: false } });
+    expect(second.totals.sourceCount).toBe(3000);
+    const split = expectedSplit(3000);
+    expect(await lakeCounts(target)).toMatchObject({ good: split.good, distinct: split.good, bad: split.bad });
+  });
+
+  it("refuses to resume a plain iterable after a partial run instead of skipping records", async () => {
+    const target = lakeDir();
+    await new StreamSink(CONTRACT, [...orderEvents(300)], { targetPath: target, batchSize: 100 }).run("available_now", {
+      maxBatches: 1,
+    });
+    const err = await new StreamSink(CONTRACT, [...orderEvents(300)], { targetPath: target, batchSize: 100 })
+      .run("available_now")
+      .catch((e: unknown) => e);
+    expect((err as StreamRunError).cause).toBeInstanceOf(NotReplayableError);
+    expect((err as StreamRunError).summary.batches).toBe(0);
+  });
+
+  it("quarantines records that cannot be decoded, with their raw payload, and keeps going (I6)", async () => {
+    const target = lakeDir();
+    const records: SourceRecord[] = [
+      { value: orderEvent(1), position: 1 },
+      { value: undefined, raw: "{not json", decodeError: "invalid JSON", position: 2 },
+      { value: orderEvent(3), position: 3 },
+    ];
+    let i = 0;
+    const source = {
+      kind: "cursor" as const,
+      description: "decode test",
+      async seek() {},
+      currentCursor: () => i,
+      async *read() {
+        for (; i < records.length; ) yield records[i++]!;
+      },
+    };
+    const summary = await new StreamSink(CONTRACT, source, { targetPath: target, checkpoint: "memory" }).run("available_now");
+    expect(summary).toMatchObject({ sourceCount: 3, badCount: 1 });
+    const { quarantine } = await lakeCounts(target);
+    expect(quarantine).toHaveLength(1);
+    expect(quarantine[0]).toMatchObject({ raw: "{not json", ruleIds: ["decode"], reasons: ["invalid JSON"] });
+  });
+
+  it("flushes a quiet continuous stream on its timer and stops gracefully on abort", async () => {
+    const target = lakeDir();
+    const stop = new AbortController();
+    const reports: BatchReport[] = [];
+    async function* quiet() {
+      yield orderEvent(0);
+      yield orderEvent(1);
+      await new Promise(() => undefined); // then nothing, ever
+    }
+    const summary = await new StreamSink(CONTRACT, quiet(), {
+      targetPath: target,
+      batchSize: 100,
+      maxWaitMs: 100,
+      signal: stop.signal,
+      onBatch: (b) => {
+        reports.push(b);
+        stop.abort();
+      },
+    }).run("continuous");
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ sourceCount: 2, cut: "time" });
+    expect(summary).toMatchObject({ stoppedBy: "signal", sourceCount: 2 });
+  });
+
+  it("stops on SIGTERM in continuous mode after committing the in-flight batch", async () => {
+    const target = lakeDir();
+    async function* endless() {
+      for (let i = 0; ; i++) {
+        yield orderEvent(i);
+        if (i % 50 === 49) await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    let batches = 0;
+    const summary = await new StreamSink(CONTRACT, endless(), {
+      targetPath: target,
+      batchSize: 100,
+      onBatch: () => {
+        if (++batches === 2) process.emit("SIGTERM");
+      },
+    }).run("continuous");
+    expect(summary.stoppedBy).toBe("signal");
+    expect(summary.batches).toBeGreaterThanOrEqual(2);
+    expect(summary.sourceCount).toBe(summary.batches * 100 - (summary.sourceCount % 100 === 0 ? 0 : 100 - (summary.sourceCount % 100)));
+    expect(process.listenerCount("SIGTERM")).toBe(0);
+    const counts = await lakeCounts(target);
+    expect(counts.good + counts.bad).toBe(summary.sourceCount);
+  });
+
+  it("lets only one writer commit on a checkpoint key (I3)", async () => {
+    const store = new MemoryCheckpointStore();
+    const make = (dir: string) =>
+      new StreamSink(CONTRACT, new IterableSource(() => orderEvents(400), { replayable: true }), {
+        targetPath: dir,
+        checkpoint: store,
+        checkpointKey: "shared",
+        batchSize: 100,
+      });
+    const results = await Promise.allSettled([make(lakeDir()).run("available_now"), make(lakeDir()).run("available_now")]);
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    expect((failed[0]!.reason as StreamRunError).cause).toBeInstanceOf(CheckpointConflictError);
+    expect((failed[0]!.reason as Error).message).toMatch(/checkpoint "shared"/);
+  });
+});
+
+/**
+ * A test double of the AckSource interface (an in-memory queue), to check the sink's ordering:
+ * acknowledgements strictly after the commit (I8), and messages given back when a batch fails.
+ * The connectors' own tests run against real queue servers.
+ */
+class MemoryQueue implements AckSource<number> {
+  readonly kind = "ack" as const;
+  readonly description = "memory queue";
+  readonly acked: number[] = [];
+  readonly nacked: number[] = [];
+  readonly events: string[] = [];
+  private next = 0;
+  constructor(
+    private readonly messages: unknown[],
+    private readonly store: MemoryCheckpointStore,
+  ) {}
+
+  async receive(max: number): Promise<Array<ReceivedRecord<number>>> {
+    const out: Array<ReceivedRecord<number>> = [];
+    while (out.length < max && this.next < this.messages.length) {
+      const id = this.next++;
+      out.push({ value: this.messages[id], ackToken: id, position: id });
+    }
+    return out;
+  }
+
+  async ack(tokens: number[]): Promise<void> {
+    const committed = await this.store.load("stream::orders");
+    this.events.push(`ack ${tokens.length} after batch ${committed?.batchId ?? 0}`);
+    this.acked.push(...tokens);
+  }
+
+  async nack(tokens: number[]): Promise<void> {
+    this.nacked.push(...tokens);
+  }
+}
+
+describe("StreamSink with an ack source", () => {
+  it("acknowledges each batch only after its commit (I8)", async () => {
+    const store = new MemoryCheckpointStore();
+    const queue = new MemoryQueue([...orderEvents(250)], store);
+    const summary = await new StreamSink(CONTRACT, queue, { targetPath: lakeDir(), checkpoint: store, batchSize: 100, maxWaitMs: 50 }).run(
+      "available_now",
+    );
+    expect(summary.sourceCount).toBe(250);
+    expect(queue.events).toEqual(["ack 100 after batch 1", "ack 100 after batch 2", "ack 50 after batch 3"]);
+    expect(queue.acked).toHaveLength(250);
+  });
+
+  it("gives messages back, unacknowledged, when the batch cannot be committed", async () => {
+    const store = new MemoryCheckpointStore();
+    // A store whose disk is full: the write succeeds, the commit fails.
+    store.commit = async () => {
+      throw new Error("disk full");
+    };
+    const queue = new MemoryQueue([...orderEvents(10)], store);
+    const sink = new StreamSink(CONTRACT, queue, { targetPath: lakeDir(), checkpoint: store, batchSize: 100, maxWaitMs: 50 });
+    const err = await sink.run("available_now").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamRunError);
+    expect((err as Error).message).toMatch(/disk full/);
+    expect(queue.acked).toEqual([]);
+    expect(queue.nacked).toHaveLength(10);
+  });
+});
