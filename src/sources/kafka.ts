@@ -100,7 +100,7 @@ export const kafkaSpec: ComponentSpec = {
   summary:
     "An Apache Kafka topic (or anything speaking its protocol: Confluent, MSK, Redpanda, Event Hubs). " +
     'The cursor is `{ "<topic>:<partition>": nextOffset }`, stored in the checkpoint after each write; a ' +
-    "restarted run seeks every partition to it. The consumer group's offsets are committed after each " +
+    "restarted run seeks each partition it is assigned to it (or to the group's offset, if another member got further). The consumer group's offsets are committed after each " +
     "checkpoint commit (auto-commit is off) so lag tools see progress. `available_now` ends at each " +
     "partition's high watermark taken when the run started. Values are parsed as JSON; a message that is " +
     "not UTF-8 JSON is quarantined with its bytes (base64), partition, offset and the reason.",
@@ -270,6 +270,8 @@ export class KafkaOffsetSource implements CursorSource {
   /** Next offset to yield, per partition: the cursor. */
   private readonly positions = new Map<number, number>();
   private cursorCache: KafkaCursor | undefined;
+  /** Partitions of the cursor in order, with their keys (rebuilt only when one is added). */
+  private cursorKeys: Array<[number, string]> = [];
   /** End snapshot of this drain (available_now). */
   private end: Map<number, number> | undefined;
   /** The snapshot in force for the current read (set only in available_now). */
@@ -342,6 +344,7 @@ export class KafkaOffsetSource implements CursorSource {
   async seek(cursor: Cursor | undefined): Promise<void> {
     if (this.reading) throw new LakeLogicError("SOURCE_BUSY", `${this.description}: seek() while a read is in progress`);
     this.positions.clear();
+    this.cursorKeys = [];
     this.cursorCache = undefined;
     this.end = undefined;
     for (const [p, offset] of this.parseCursor(cursor, "stored cursor")) this.positions.set(p, offset);
@@ -352,8 +355,11 @@ export class KafkaOffsetSource implements CursorSource {
     // The sink samples this after every record; rebuild only when a position moved. A returned
     // object is never mutated afterwards.
     if (!this.cursorCache) {
+      if (this.cursorKeys.length !== this.positions.size) {
+        this.cursorKeys = [...this.positions.keys()].sort((a, b) => a - b).map((p) => [p, `${this.topic}:${p}`]);
+      }
       const c: KafkaCursor = {};
-      for (const p of [...this.positions.keys()].sort((a, b) => a - b)) c[`${this.topic}:${p}`] = this.positions.get(p)!;
+      for (const [p, key] of this.cursorKeys) c[key] = this.positions.get(p)!;
       this.cursorCache = c;
     }
     return this.cursorCache;
@@ -533,7 +539,8 @@ export class KafkaOffsetSource implements CursorSource {
 
   private toRecord(partition: number, offset: number, m: KafkaMessage): SourceRecord {
     const position: KafkaPosition = { topic: this.topic, partition, offset };
-    const meta: Record<string, unknown> = { topic: this.topic, partition, offset, timestamp: Number(m.timestamp) };
+    // Topic, partition and offset are in `position`; meta carries the rest of the envelope.
+    const meta: Record<string, unknown> = { timestamp: Number(m.timestamp) };
     if (m.key) meta.key = isUtf8(m.key) ? m.key.toString("utf8") : m.key.toString("base64");
     const headers = m.headers;
     if (headers && Object.keys(headers).length > 0) meta.headers = headerStrings(headers);
@@ -838,12 +845,14 @@ export class KafkaOffsetSource implements CursorSource {
         this.wake();
         return;
       } catch (err) {
-        if (err instanceof KafkaCursorError || attempt >= 10) {
-          this.failure ??= err instanceof LakeLogicError ? err : new KafkaConsumerError(this.description, err);
+        if (err instanceof KafkaCursorError) {
+          this.failure ??= err;
           this.wake();
           return;
         }
-        await sleep(Math.min(5_000, 250 * 2 ** attempt));
+        // The brokers are unreachable (a restart, an outage): keep trying, like the consumer does.
+        if (attempt === 5) this.options.onWarning(`${this.description}: still cannot settle partition positions after a rebalance: ${messageOf(err)}; retrying`);
+        await sleep(Math.min(this.options.maxRetryTimeMs, 250 * 2 ** attempt));
       }
     }
   }
