@@ -7,7 +7,7 @@ import type * as PolarsModule from "nodejs-polars";
 import type { Contract } from "../contract/types.js";
 import { ConfigError, MissingDependencyError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
-import { expandDecimalCanon, expandTimestampToMicros } from "./composite.js";
+import { inlineStaged, stageComposite } from "./composite.js";
 import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
@@ -131,13 +131,13 @@ class Compiler {
       case "daysToDate":
         return c(e.e).cast(pl.Int32).cast(pl.Date);
       case "timestampToMicros":
-        return c(expandTimestampToMicros(e.e));
+      case "decimalCanon":
+        // Inside another expression the stages cannot run first: inline them (slower).
+        return c(inlineStaged(stageComposite(e, "__ll_inline")!));
       case "microsToTimestamp":
         return c(e.e).cast(pl.Datetime("us"));
       case "formatMicros":
         return c(e.e).cast(pl.Datetime("us")).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ");
-      case "decimalCanon":
-        return c(expandDecimalCanon(e.e, e.precision, e.scale));
       case "decimalValue":
         return c(e.e).cast(pl.Decimal(e.precision, e.scale), false);
       case "sqlRule":
@@ -186,8 +186,18 @@ export class PolarsEngine implements Engine {
     if (c) return c;
     const plan = compilePlan(contract);
     const compiler = new Compiler(this.pl);
+    // Composite conversions run as extra stages in front of the layer that uses them.
     const build = (layers: Layer[]): PExpr[][] =>
-      layers.map((l) => l.columns.map(([n, e]) => compiler.expr(e).alias(n)));
+      layers.flatMap((l) => {
+        const pre: Array<Array<[string, Expr]>> = [];
+        const cols = l.columns.map(([n, e]): [string, Expr] => {
+          const staged = stageComposite(e, n);
+          if (!staged) return [n, e];
+          staged.stages.forEach((stage, i) => (pre[i] ??= []).push(...stage));
+          return [n, staged.result];
+        });
+        return [...pre, cols].map((cs) => cs.map(([n, e]) => compiler.expr(e).alias(n)));
+      });
     c = { plan, compiler, layers: build(plan.layers), postLayers: build(plan.postLayers) };
     if (plan.sqlRules.length) {
       c.sqlQuery = `SELECT *, ${plan.sqlRules

@@ -5,7 +5,7 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DECIMAL_RE, TIMESTAMP_RE } from "../../src/engine/canonical.js";
-import { expandDecimalCanon, expandTimestampToMicros } from "../../src/engine/composite.js";
+import { expandDecimalCanon, expandTimestampToMicros, inlineStaged } from "../../src/engine/composite.js";
 import { toSql } from "../../src/engine/duckdb.js";
 import { createEngine } from "../../src/engine/index.js";
 import type { Expr } from "../../src/engine/ir.js";
@@ -100,7 +100,7 @@ describe("composite conversions", () => {
     ] as const) {
       const col: Expr = { op: "col", name: "g" };
       const native = toSql({ op: "decimalCanon", e: col, precision: p, scale: s });
-      const expanded = toSql(expandDecimalCanon(col, p, s));
+      const expanded = toSql(inlineStaged(expandDecimalCanon(col, p, s, "x")));
       const rows = (
         await con.runAndReadAll(`SELECT g, ${native} AS a, ${expanded} AS b FROM unnest(from_json($1::VARCHAR, '["VARCHAR"]')) t(g)`, [JSON.stringify(inputs)])
       ).getRowObjectsJS();
@@ -119,7 +119,7 @@ describe("composite conversions", () => {
     expect(inputs.length).toBeGreaterThan(20);
     const col: Expr = { op: "col", name: "g" };
     const native = toSql({ op: "timestampToMicros", e: col });
-    const expanded = toSql(expandTimestampToMicros(col));
+    const expanded = toSql(inlineStaged(expandTimestampToMicros(col, "x")));
     const rows = (
       await con.runAndReadAll(`SELECT g, ${native} AS a, ${expanded} AS b FROM unnest(from_json($1::VARCHAR, '["VARCHAR"]')) t(g)`, [JSON.stringify(inputs)])
     ).getRowObjectsJS();
