@@ -22,6 +22,10 @@ export interface LakeLogicWorkerOptions {
   spoolDir?: string;
   /** Concurrent batch activities on this worker. Default 4. */
   maxConcurrentActivities?: number;
+  /** This worker's own queue; default `<taskQueue>@<host>-<pid>-<random>`. Must be unique per process. */
+  workerQueue?: string;
+  /** Worker identity shown in Temporal; default `<pid>@<host>`. */
+  identity?: string;
 }
 
 export interface LakeLogicWorker {
@@ -46,7 +50,8 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
   const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233";
   const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? "default";
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const workerQueue = `${taskQueue}@${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const workerQueue = options.workerQueue ?? `${taskQueue}@${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const identity = options.identity ? { identity: options.identity } : {};
   const shutdownGraceTime = options.shutdownGraceTimeMs ?? 30_000;
 
   const connection = await NativeConnection.connect({ address });
@@ -58,6 +63,7 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
     activities: createSharedActivities(runtime, workerQueue),
     shutdownGraceTime,
+    ...identity,
   });
   const batchWorker = await Worker.create({
     connection,
@@ -66,6 +72,7 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     activities: createBatchActivities(runtime),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 4,
     shutdownGraceTime,
+    ...identity,
   });
 
   return {

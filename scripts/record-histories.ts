@@ -1,0 +1,132 @@
+/**
+ * Regenerate the workflow histories that test/temporal/replay.test.ts replays on every run:
+ *
+ *   npx tsx scripts/record-histories.ts
+ *
+ * Needs the Temporal CLI (bash scripts/provision-temporal.sh). Each path of the stream workflow
+ * runs for real against a dev server and a worker: an available_now drain, continuous with a
+ * continue-as-new, pause/resume, stop, and an activity retry. The scenarios run in a scratch
+ * directory with relative paths, so the histories name no path of the machine that recorded them.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
+import type { WorkflowHandle } from "@temporalio/client";
+import { StreamClient } from "../src/temporal/client.js";
+import type { StreamWorkflowInput } from "../src/temporal/types.js";
+import { createLakeLogicWorker } from "../src/temporal/worker.js";
+import { startTemporal } from "../test/support/temporal.js";
+import { waitFor } from "../test/support/proc.js";
+import { writeOrders } from "../test/temporal/support.js";
+
+const outDir = fileURLToPath(new URL("../test/fixtures/histories/", import.meta.url));
+const contractSource = fileURLToPath(new URL("../examples/orders.yaml", import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), "ll-record-"));
+mkdirSync(outDir, { recursive: true });
+process.chdir(scratch);
+copyFileSync(contractSource, "orders.yaml");
+
+const server = await startTemporal();
+// Fixed names, so the histories say nothing about the machine that recorded them.
+const worker = await createLakeLogicWorker({
+  address: server.address,
+  shutdownGraceTimeMs: 2000,
+  workerQueue: "lakelogic@recorder",
+  identity: "recorder",
+});
+const running = worker.run();
+const streams = await StreamClient.connect({ address: server.address });
+
+function input(name: string, extra: Partial<StreamWorkflowInput> = {}): StreamWorkflowInput {
+  mkdirSync(name, { recursive: true });
+  return {
+    contract: "orders.yaml",
+    source: { type: "file", path: `${name}/events.ndjson` },
+    mode: "available_now",
+    checkpointKey: `replay::${name}`,
+    targetPath: `${name}/lake`,
+    checkpoint: `${name}/checkpoints.sqlite`,
+    batchSize: 400,
+    maxWaitMs: 200,
+    timeouts: { idleFetchMs: 300 },
+    ...extra,
+  };
+}
+
+async function save(name: string, handle: WorkflowHandle): Promise<void> {
+  const history = await handle.fetchHistory();
+  // Stack traces name source paths and identities name hosts; replay reads neither.
+  const scrub = (k: string, v: unknown) => (k === "stackTrace" ? "" : k === "identity" ? "recorder" : v);
+  const json = JSON.parse(historyToJSON(history), scrub) as unknown;
+  writeFileSync(join(outDir, `${name}.json`), JSON.stringify(json, null, 1) + "\n");
+  console.log(`recorded ${name}: ${history.events?.length ?? 0} events`);
+}
+
+const total = (key: string) => streams.status(key).then((s) => s.sourceCount);
+
+try {
+  {
+    const i = input("available-now");
+    writeOrders(i.source.path as string, 0, 1000);
+    const h = await streams.start(i);
+    await h.result();
+    await save("available-now", h);
+  }
+  {
+    const i = input("continuous-can", { mode: "continuous", continueAsNewEvery: 2 });
+    writeOrders(i.source.path as string, 0, 1000);
+    const h = await streams.start(i);
+    await waitFor("continuous drained", async () => (await total(i.checkpointKey!)) === 1000, 60_000);
+    await streams.signal(i.checkpointKey!, "stop");
+    await streams.result(i.checkpointKey!);
+    // The first run ends in continue-as-new; the last one in the graceful stop.
+    await save("continuous-can-first-run", streams.client.workflow.getHandle(h.workflowId, h.firstExecutionRunId));
+    await save("continuous-can-last-run", streams.handle(i.checkpointKey!));
+  }
+  {
+    const i = input("pause-resume", { mode: "continuous" });
+    writeOrders(i.source.path as string, 0, 400);
+    await streams.start(i);
+    const key = i.checkpointKey!;
+    await waitFor("first batch", async () => (await total(key)) === 400, 60_000);
+    await streams.signal(key, "pause");
+    await waitFor("paused", async () => (await streams.status(key)).state === "paused", 30_000);
+    writeOrders(i.source.path as string, 400, 800, true);
+    await streams.signal(key, "resume");
+    await waitFor("second batch", async () => (await total(key)) === 800, 60_000);
+    await streams.signal(key, "stop");
+    await streams.result(key);
+    await save("pause-resume", streams.handle(key));
+  }
+  {
+    const i = input("stop", { mode: "continuous" });
+    writeOrders(i.source.path as string, 0, 400);
+    await streams.start(i);
+    await waitFor("first batch", async () => (await total(i.checkpointKey!)) === 400, 60_000);
+    await streams.signal(i.checkpointKey!, "stop");
+    await streams.result(i.checkpointKey!);
+    await save("stop", streams.handle(i.checkpointKey!));
+  }
+  {
+    const i = input("activity-retry");
+    const h = await streams.start(i);
+    await waitFor(
+      "a failed attempt",
+      async () => ((await h.describe()).raw.pendingActivities ?? []).some((a) => a.lastFailure),
+      30_000,
+      50,
+    );
+    writeOrders(i.source.path as string, 0, 600);
+    await h.result();
+    await save("activity-retry", h);
+  }
+} finally {
+  worker.shutdown();
+  await running;
+  await streams.close();
+  await server.stop();
+  process.chdir(tmpdir());
+  rmSync(scratch, { recursive: true, force: true });
+}
