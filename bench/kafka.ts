@@ -11,8 +11,10 @@
  *
  * and prints both rates and their ratio (target: sink / raw >= 0.6).
  *
+ * A third line, for reference, drains with the source alone (no validation, no writes).
+ *
  * Flags: --messages N (default 1,000,000), --batch N (sink batch size, default 10,000),
- * --engine duckdb|polars, --only raw|sink.
+ * --engine duckdb|polars, --only raw|source|sink.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -103,6 +105,26 @@ try {
     await consumer.disconnect();
     rawRate = N / seconds;
     print({ bench: "kafka-raw-consume", what: "kafkajs eachBatch, counting", messages: seen, seconds: round(seconds, 2), perSecond: round(rawRate), peakRssMb: mem.peak() });
+  }
+
+  // For reference: the source alone (decode, cursor per record, no validation or writes).
+  if (!flags.only || flags.only === "source") {
+    const mem = rss();
+    const source = new KafkaOffsetSource(TOPIC, { brokers: broker.brokers, groupId: "bench-source" });
+    await source.seek(undefined);
+    await source.endCursor();
+    const started = process.hrtime.bigint();
+    let seen = 0;
+    let bad = 0;
+    for await (const r of source.read({ mode: "available_now", signal: new AbortController().signal })) {
+      seen++;
+      if (r.decodeError !== undefined) bad++;
+      source.currentCursor(); // as the sink does after every record
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    mem.stop();
+    await source.close();
+    print({ bench: "kafka-source-only", what: "KafkaOffsetSource.read(): JSON decode + cursor per record, no sink", messages: seen, decodeErrors: bad, seconds: round(seconds, 2), perSecond: round(seen / seconds), peakRssMb: mem.peak() });
   }
 
   let sinkRate: number | undefined;

@@ -4,7 +4,7 @@ import type { ConnectionOptions } from "node:tls";
 import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage } from "kafkajs";
 import type { Cursor } from "../checkpoint/types.js";
 import { parseOptions, requirePeer, type ComponentSpec } from "../connectors/spec.js";
-import { ConfigError, LakeLogicError } from "../errors.js";
+import { ConfigError, LakeLogicError, MissingDependencyError } from "../errors.js";
 import type { CursorSource, ReadOptions, RunMode, SourceLag, SourceRecord } from "./types.js";
 
 /** `{ "<topic>:<partition>": nextOffset }` — the offset of the next record to read, per partition. */
@@ -700,6 +700,7 @@ export class KafkaOffsetSource implements CursorSource {
     };
     this.adminConnected ??= connect().catch((err) => {
       this.adminConnected = undefined;
+      if (err instanceof MissingDependencyError) throw err;
       throw new LakeLogicError("KAFKA_CONNECT", `${this.description}: cannot reach brokers ${this.options.brokers.join(",")}: ${messageOf(err)}`, {
         cause: err,
       });

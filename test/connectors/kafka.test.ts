@@ -221,6 +221,22 @@ describe("kafka source options (no broker needed)", () => {
     expect(s.currentCursor()).toBe(c1); // unchanged → same object, never mutated later
   });
 
+  it("without kafkajs installed, says which package to install", async () => {
+    const child = fileURLToPath(new URL("./kafka-nopeer-child.ts", import.meta.url));
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn(process.execPath, ["--import", "tsx", child], { stdio: ["ignore", "pipe", "pipe"] });
+      let text = "";
+      p.stdout!.on("data", (c: Buffer) => (text += c.toString()));
+      p.stderr!.on("data", (c: Buffer) => (text += c.toString()));
+      p.on("error", reject);
+      p.on("exit", () => resolve(text));
+    });
+    const result = JSON.parse(out.trim().split("\n").pop() ?? "{}") as { name?: string; code?: string; message?: string };
+    expect(result.name).toBe("MissingDependencyError");
+    expect(result.code).toBe("MISSING_DEPENDENCY");
+    expect(result.message).toContain("npm install kafkajs");
+  }, 30_000);
+
   it("documents every option from the spec", () => {
     const md = renderSpecMarkdown(kafkaSpec);
     for (const key of Object.keys(kafkaSpec.options)) expect(md).toContain(`\`${key}\``);
@@ -494,6 +510,7 @@ describe.skipIf(!kafka)("kafka on a real broker", () => {
     const [sa, sb] = await Promise.all([a.run, b!.run]);
     const TOTAL = 21_000;
     const read = sa.totals.sourceCount + sb.totals.sourceCount;
+    console.info(`rebalance: members read ${sa.totals.sourceCount} + ${sb.totals.sourceCount} records for ${TOTAL} (${read - TOTAL} replayed)`);
     expect(sa.totals.sourceCount).toBeGreaterThan(0);
     expect(sb.totals.sourceCount).toBeGreaterThan(0);
     expect(read).toBeGreaterThanOrEqual(TOTAL);
@@ -501,6 +518,64 @@ describe.skipIf(!kafka)("kafka on a real broker", () => {
     expect(read - TOTAL).toBeLessThanOrEqual(2 * BATCH * PARTITIONS);
     await expectExactlyOnce(lake, topic, range(0, TOTAL));
   }, 300_000);
+
+  it("a partition added later starts per autoOffsetReset (earliest)", async () => {
+    const topic = "grown-partitions";
+    const group = "grown-partitions-g";
+    await kafka!.createTopic(topic, PARTITIONS);
+    await produce(topic, 0, 300);
+    const dir = tempDir("partitions");
+    const lake = join(dir, "lake");
+    const run = () =>
+      new StreamSink(contractPath, new KafkaOffsetSource(topic, { brokers: brokers(), groupId: group, logLevel: "nothing" }), {
+        targetPath: lake,
+        checkpoint: join(dir, "ck.sqlite"),
+        batchSize: 100,
+      }).run("available_now");
+    expect((await run()).cursor).toEqual({ [`${topic}:0`]: 100, [`${topic}:1`]: 100, [`${topic}:2`]: 100 });
+
+    const admin = client().admin();
+    await admin.connect();
+    try {
+      await admin.createPartitions({ topicPartitions: [{ topic, count: PARTITIONS + 1 }] });
+    } finally {
+      await admin.disconnect();
+    }
+    // Events 300..349 go to the new partition 3 (offsets 0..49).
+    const p = client().producer();
+    await p.connect();
+    await p.send({ topic, messages: range(300, 350).map((i) => ({ partition: 3, key: String(i), value: JSON.stringify(orderEvent(i)) })) });
+    await p.disconnect();
+
+    const second = await run();
+    expect(second.sourceCount).toBe(50);
+    expect(second.cursor).toEqual({ [`${topic}:0`]: 100, [`${topic}:1`]: 100, [`${topic}:2`]: 100, [`${topic}:3`]: 50 });
+    const lakeRows = await readLake(lake);
+    const goodIds = range(0, 350).filter((i) => !isBadOrder(i));
+    expect(new Set(lakeRows.ids)).toEqual(new Set(goodIds));
+    expect(lakeRows.ids.length).toBe(goodIds.length);
+  }, 60_000);
+
+  it("passes SASL credentials through: the right ones read, wrong ones fail with a clear error", async () => {
+    const topic = "sasl";
+    await kafka!.createTopic(topic, PARTITIONS);
+    await produce(topic, 0, 600);
+    const { brokers: saslBrokers, mechanism, username, password } = kafka!.sasl;
+    const dir = tempDir("sasl");
+    const source = await createSource({ type: "kafka", brokers: saslBrokers, topic, groupId: "sasl-g", sasl: { mechanism, username, password }, logLevel: "nothing" });
+    const summary = await new StreamSink(contractPath, source, { targetPath: join(dir, "lake"), checkpoint: join(dir, "ck.sqlite") }).run("available_now");
+    expect(summary.sourceCount).toBe(600);
+
+    const wrong = new KafkaOffsetSource(topic, {
+      brokers: saslBrokers,
+      groupId: "sasl-g2",
+      sasl: { mechanism: "plain", username, password: "not-the-password" },
+      logLevel: "nothing",
+    });
+    const failed = new StreamSink(contractPath, wrong, { targetPath: join(dir, "lake2"), checkpoint: join(dir, "ck2.sqlite") }).run("available_now");
+    await expect(failed).rejects.toThrow(/SASL|[Aa]uthentication/);
+    await expect(failed).rejects.not.toThrow(/not-the-password/);
+  }, 60_000);
 
   it("quarantines poison messages with their bytes (base64), partition, offset and reason; the stream goes on", async () => {
     const topic = "poison";

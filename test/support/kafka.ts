@@ -36,6 +36,11 @@ export interface KafkaBroker {
   /** `["127.0.0.1:<port>"]` — pass straight to `brokers`. */
   brokers: string[];
   port: number;
+  /**
+   * A second listener on the same broker that requires SASL/PLAIN (no TLS), for tests that the
+   * credentials are passed through: `{ brokers, mechanism: "plain", username, password }`.
+   */
+  sasl: { brokers: string[]; mechanism: "plain"; username: string; password: string };
   libDir: string;
   /** Temp dir holding the data dir, server.properties and broker.log. */
   baseDir: string;
@@ -122,7 +127,8 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const controllerPort = await freePort();
-      const props = serverProperties(port, controllerPort, dataDir, options.properties);
+      const saslPort = await freePort();
+      const props = serverProperties(port, controllerPort, saslPort, dataDir, options.properties);
       const propsFile = join(baseDir, "server.properties");
       await writeFile(propsFile, props);
       if (attempt === 1) {
@@ -172,6 +178,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       const broker: KafkaBroker = {
         brokers,
         port,
+        sasl: { brokers: [`127.0.0.1:${saslPort}`], mechanism: "plain", username: SASL_USER, password: SASL_PASSWORD },
         libDir,
         baseDir,
         stop() {
@@ -223,16 +230,23 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
   }
 }
 
-function serverProperties(port: number, controllerPort: number, dataDir: string, extra: Record<string, string> = {}): string {
+const SASL_USER = "lakelogic";
+const SASL_PASSWORD = "lakelogic-test-secret";
+
+function serverProperties(port: number, controllerPort: number, saslPort: number, dataDir: string, extra: Record<string, string> = {}): string {
   const props: Record<string, string> = {
     "process.roles": "broker,controller",
     "node.id": "1",
     "controller.quorum.voters": `1@127.0.0.1:${controllerPort}`,
-    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    "advertised.listeners": `PLAINTEXT://127.0.0.1:${port}`,
+    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+    "advertised.listeners": `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
     "controller.listener.names": "CONTROLLER",
     "inter.broker.listener.name": "PLAINTEXT",
-    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+    // SASL/PLAIN on its own listener, one user: proves credentials reach the broker.
+    "sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+      `org.apache.kafka.common.security.plain.PlainLoginModule required user_${SASL_USER}="${SASL_PASSWORD}";`,
     "log.dirs": dataDir,
     "num.partitions": "3",
     "auto.create.topics.enable": "false",
