@@ -266,6 +266,7 @@ export class KafkaOffsetSource implements CursorSource {
   private adminConnected: Promise<void> | undefined;
   private consumer: Consumer | undefined;
   private reading = false;
+  private closed = false;
 
   /** Next offset to yield, per partition: the cursor. */
   private readonly positions = new Map<number, number>();
@@ -436,6 +437,7 @@ export class KafkaOffsetSource implements CursorSource {
   }
 
   private async commitGroup(positions: Map<number, number>): Promise<void> {
+    if (this.closed) return; // never reconnect just to commit after close()
     const consumer = this.consumer;
     // A member commits for the partitions it owns; a consumer still joining has nothing to commit.
     if (consumer && this.settledJoins === 0) return;
@@ -473,6 +475,7 @@ export class KafkaOffsetSource implements CursorSource {
     this.stopping = true;
     this.wake();
     await this.flushGroupCommits();
+    this.closed = true;
     const consumer = this.consumer;
     this.consumer = undefined;
     await consumer?.disconnect().catch(() => undefined);
@@ -489,6 +492,7 @@ export class KafkaOffsetSource implements CursorSource {
   async *read(options: ReadOptions): AsyncIterable<SourceRecord> {
     if (this.reading) throw new LakeLogicError("SOURCE_BUSY", `${this.description}: read() is already in progress`);
     this.reading = true;
+    this.closed = false;
     // A consumer left over from an earlier read of this instance leaves the group first.
     await this.consumer?.disconnect().catch(() => undefined);
     this.consumer = undefined;
