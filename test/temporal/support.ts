@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from "@temporalio/worker";
 import { orderEvent } from "../../examples/orders.js";
@@ -17,6 +19,17 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 const noop = () => undefined;
 const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
 
+let bundleFile: Promise<string> | undefined;
+/** The workflow bundle as a file, for worker processes (written once per test file). */
+export function workflowBundleFile(): Promise<string> {
+  bundleFile ??= workflowBundle().then(({ code }) => {
+    const path = join(mkdtempSync(join(tmpdir(), "ll-bundle-")), "workflows.js");
+    writeFileSync(path, code);
+    return path;
+  });
+  return bundleFile;
+}
+
 /** Write order events [from, to) as JSON lines; bad ones are generated bad (see examples/orders.ts). */
 export function writeOrders(path: string, from: number, to: number, append = false): void {
   const lines: string[] = [];
@@ -27,10 +40,11 @@ export function writeOrders(path: string, from: number, to: number, append = fal
 }
 
 /** A worker in its own process; resolves once it polls. */
-export function spawnWorker(address: string, taskQueue = "lakelogic"): Promise<ChildProcess> {
+export async function spawnWorker(address: string, taskQueue = "lakelogic"): Promise<ChildProcess> {
   const script = fileURLToPath(new URL("./worker-child.ts", import.meta.url));
+  const bundlePath = await workflowBundleFile();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), script, address, taskQueue], {
+    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), script, address, taskQueue, bundlePath], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
