@@ -47,7 +47,7 @@ export async function readQuarantine(contract: Contract, options: ReadOptions = 
     record: r["record"] ?? undefined,
     raw: (r["raw"] as string | null) ?? null,
     rawEncoding: (r["raw_encoding"] as StoredQuarantineRow["rawEncoding"]) ?? null,
-    reasons: (r["reasons"] as string[] | null) ?? null,
+    reasons: (r["reasons"] as string[] | null) ?? [],
     ruleIds: (r["rule_ids"] as string[] | null) ?? [],
     position: r["position"] ?? undefined,
     quarantinedAt: new Date(String(r["quarantined_at"])),

@@ -55,8 +55,8 @@ export interface StoredQuarantineRow {
   /** Raw payload: text, or base64 when `rawEncoding` is "base64". */
   raw: string | null;
   rawEncoding: "text" | "base64" | null;
-  /** Rule messages; null when quarantine.include_error_reason is false. */
-  reasons: string[] | null;
+  /** Rule messages; empty when quarantine.include_error_reason is false (stored as NULL). */
+  reasons: string[];
   ruleIds: string[];
   position: unknown;
   quarantinedAt: Date;

@@ -112,7 +112,7 @@ describe.each<LakeFormat>(["duckdb", "parquet"])("%s quarantine", (format) => {
     await w.write({ batchId: 1, good: [], bad: [bad(1)] });
     await w.close();
     const [row] = await readQuarantine(c, { targetPath });
-    expect(row).toMatchObject({ reasons: null, ruleIds: ["type:id", "amount_positive"] });
+    expect(row).toMatchObject({ reasons: [], ruleIds: ["type:id", "amount_positive"] });
   });
 
   it("quarantine.enabled: false writes no bad rows", async () => {
