@@ -82,7 +82,7 @@ const DEFAULTS = {
   connectionTimeoutMs: 3_000,
   requestTimeoutMs: 30_000,
   maxRetryTimeMs: 5_000,
-  bufferMaxMessages: 50_000,
+  bufferMaxMessages: 20_000,
   bufferMaxBytes: 16 * 1024 * 1024,
   commitGroupOffsets: true,
   groupCommitTimeoutMs: 5_000,
@@ -219,7 +219,9 @@ export class KafkaConsumerError extends LakeLogicError {
 
 interface Chunk {
   partition: number;
-  messages: KafkaMessage[];
+  /** Decoded on arrival, while the sink is busy writing, rather than on the read path. */
+  records: SourceRecord[];
+  offsets: number[];
   index: number;
   bytes: number;
   /** After the last message: the partition's position moves here (past control records). */
@@ -241,9 +243,9 @@ interface Marks {
  * checkpoint and never passes it, so the checkpoint decides; in a shared group a group offset
  * ahead of this member's checkpoint means another member already committed those records.
  *
- * **Reading.** kafkajs pushes fetched batches; they go into a bounded buffer (messages and bytes)
- * and the fetch callback waits — heartbeating — while it is full, so memory is bounded (I5).
- * `read` pulls from the buffer.
+ * **Reading.** kafkajs pushes fetched batches; they are decoded on arrival (so decoding overlaps
+ * the sink's writes) into a bounded buffer (messages and bytes), and the fetch callback waits —
+ * heartbeating — while it is full, so memory is bounded (I5). `read` pulls from the buffer.
  *
  * **Rebalance.** Records of a partition this member lost are dropped from the buffer at the
  * rebalance and never yielded. Records already yielded but not yet committed are committed by
@@ -405,8 +407,8 @@ export class KafkaOffsetSource implements CursorSource {
     }
     if (!known) return undefined;
     const first = this.queue[0];
-    const head = first?.messages[first.index];
-    const ts = head ? Number(head.timestamp) : NaN;
+    const head = first?.records[first.index];
+    const ts = head ? Number(head.meta?.timestamp) : NaN;
     return Number.isFinite(ts) ? { records, oldestAgeMs: Math.max(0, Date.now() - ts) } : { records };
   }
 
@@ -514,13 +516,11 @@ export class KafkaOffsetSource implements CursorSource {
           await this.waitForData(options.signal);
           continue;
         }
-        const { partition, message } = item;
-        const offset = Number(message.offset);
         // The position moves before the record is handed over: when the sink samples the
         // cursor right after receiving it, the cursor includes it, and nothing later.
-        this.positions.set(partition, offset + 1);
+        this.positions.set(item.partition, item.offset + 1);
         this.cursorCache = undefined;
-        yield this.toRecord(partition, offset, message);
+        yield item.record;
       }
     } finally {
       // Stop fetching but stay in the group: the sink still commits the last batch's offsets.
@@ -557,13 +557,13 @@ export class KafkaOffsetSource implements CursorSource {
     return { value: decoded.value, position, bytes, meta };
   }
 
-  private take(): { partition: number; message: KafkaMessage } | undefined {
+  private take(): { partition: number; offset: number; record: SourceRecord } | undefined {
     while (this.queue.length > 0) {
       const chunk = this.queue[0]!;
-      if (chunk.index < chunk.messages.length) {
-        const message = chunk.messages[chunk.index++]!;
+      if (chunk.index < chunk.records.length) {
+        const i = chunk.index++;
         this.queuedMessages--;
-        return { partition: chunk.partition, message };
+        return { partition: chunk.partition, offset: chunk.offsets[i]!, record: chunk.records[i]! };
       }
       this.queue.shift();
       this.queuedBytes -= chunk.bytes;
@@ -627,7 +627,7 @@ export class KafkaOffsetSource implements CursorSource {
     const kept: Chunk[] = [];
     for (const c of this.queue) {
       if (c.partition === partition) {
-        this.queuedMessages -= c.messages.length - c.index;
+        this.queuedMessages -= c.records.length - c.index;
         this.queuedBytes -= c.bytes;
       } else {
         kept.push(c);
@@ -874,23 +874,25 @@ export class KafkaOffsetSource implements CursorSource {
     }
     this.highWatermarks.set(p, Number(batch.highWatermark));
     const end = this.limit ? (this.limit.get(p) ?? from) : Infinity;
-    const messages: KafkaMessage[] = [];
+    const records: SourceRecord[] = [];
+    const offsets: number[] = [];
     let bytes = 0;
     for (const m of batch.messages) {
       const offset = Number(m.offset);
       if (offset < from) continue; // already buffered or yielded (a refetch after a rebalance)
       if (offset >= end) break; // I7: beyond the snapshot, for the next run
-      messages.push(m);
+      records.push(this.toRecord(p, offset, m));
+      offsets.push(offset);
       bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
     }
-    const last = messages.at(-1);
-    let fetchedTo = last ? Number(last.offset) + 1 : from;
+    const last = offsets.at(-1);
+    let fetchedTo = last !== undefined ? last + 1 : from;
     const batchEnd = Math.min(Number(batch.lastOffset()) + 1, end);
     const advanceTo = batchEnd > fetchedTo ? batchEnd : undefined;
     if (advanceTo !== undefined) fetchedTo = advanceTo;
-    if (messages.length > 0 || advanceTo !== undefined) {
-      this.queue.push({ partition: p, messages, index: 0, bytes, advanceTo });
-      this.queuedMessages += messages.length;
+    if (records.length > 0 || advanceTo !== undefined) {
+      this.queue.push({ partition: p, records, offsets, index: 0, bytes, advanceTo });
+      this.queuedMessages += records.length;
       this.queuedBytes += bytes;
       this.fetched.set(p, fetchedTo);
       this.wakeReader?.();
@@ -922,7 +924,7 @@ export class KafkaOffsetSource implements CursorSource {
     const end = this.limit ? (this.limit.get(p) ?? from) : Infinity;
     const target = Math.min(to, end);
     if (target <= from) return;
-    this.queue.push({ partition: p, messages: [], index: 0, bytes: 0, advanceTo: target });
+    this.queue.push({ partition: p, records: [], offsets: [], index: 0, bytes: 0, advanceTo: target });
     this.fetched.set(p, target);
     this.wakeReader?.();
   }
