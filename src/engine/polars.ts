@@ -3,6 +3,8 @@
  * frame of the batch's tagged-text columns; `sql` rules run through Polars' SQLContext
  * on the typed columns. nodejs-polars is an optional peer dependency, loaded on first use.
  */
+import v8 from "node:v8";
+import vm from "node:vm";
 import type * as PolarsModule from "nodejs-polars";
 import type { Contract } from "../contract/types.js";
 import { ConfigError, MissingDependencyError } from "../errors.js";
@@ -151,6 +153,25 @@ class Compiler {
   }
 }
 
+const RELEASE_EVERY = 8;
+
+let gcFn: (() => void) | null | undefined;
+/** `global.gc`, or the same function obtained the way test runners do (jest --logHeapUsage). */
+function collector(): (() => void) | undefined {
+  if (gcFn === undefined) {
+    gcFn = (globalThis as { gc?: () => void }).gc ?? null;
+    if (!gcFn) {
+      try {
+        v8.setFlagsFromString("--expose-gc");
+        gcFn = vm.runInNewContext("gc") as () => void;
+      } catch {
+        gcFn = null;
+      }
+    }
+  }
+  return gcFn ?? undefined;
+}
+
 const sqlRule = (sql: string): string => `coalesce(CAST((${sql}) AS BOOLEAN), FALSE)`;
 
 interface Compiled {
@@ -166,6 +187,7 @@ export class PolarsEngine implements Engine {
   readonly name = "polars" as const;
   private readonly compiled = new WeakMap<Contract, Compiled>();
   private closed = false;
+  private batchesSinceCollect = 0;
 
   private constructor(private readonly pl: Pl) {}
 
@@ -178,7 +200,26 @@ export class PolarsEngine implements Engine {
     const c = this.compile(contract);
     const enc = encodeBatch(records, c.plan);
     const out = enc.n === 0 ? emptyOutput(c.plan) : this.run(c, enc);
-    return assemble(records, c.plan, enc, out);
+    const result = assemble(records, c.plan, enc, out);
+    await this.releaseFrames();
+    return result;
+  }
+
+  /**
+   * nodejs-polars keeps frames on the Rust heap without telling V8 how big they are, so V8
+   * sees only small wrappers and may not collect them (and run the finalizers that free the
+   * frames) for a long time: measured +15 MB RSS per 10k-row batch, 1.8 GB after 100 batches.
+   * So every RELEASE_EVERY batches: let pending work settle, collect, and give the finalizers
+   * a turn. Measured: RSS flat; the full GC costs a few ms against ~100 ms per batch.
+   */
+  private async releaseFrames(): Promise<void> {
+    if (++this.batchesSinceCollect < RELEASE_EVERY) return;
+    const gc = collector();
+    if (!gc) return;
+    this.batchesSinceCollect = 0;
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   private compile(contract: Contract): Compiled {
