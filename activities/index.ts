@@ -22,17 +22,21 @@ const HEARTBEAT_EVERY_MS = 2_000;
 /** Keep the activity visibly alive while `work` runs, and end it early if it is cancelled. */
 async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  // Local activities have no heartbeats: the workflow task they run in is kept alive instead.
+  const timer = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
     return await work(ctx.cancellationSignal);
   } finally {
-    clearInterval(timer);
+    if (timer) clearInterval(timer);
   }
 }
 
 export function createSharedActivities(runtime: StreamRuntime, workerQueue: string) {
   return {
-    /** Which worker takes the next batch: whichever polls the shared queue first. */
+    /**
+     * This worker's own queue. Run as a local activity, it names the worker that is executing
+     * the workflow task — the one whose local activities will validate and write the batch.
+     */
     async getWorkerQueue(): Promise<string> {
       return workerQueue;
     },

@@ -2,8 +2,9 @@
  * One durable workflow per stream (id `lakelogic:<checkpointKey>`). Deterministic orchestration
  * only: every read, validation and write happens in activities over the shared batch core.
  *
- * Per batch: fetchBatch → validateBatch → writeBatch (→ ackBatch), all three on the worker-specific
- * task queue of one worker, because the rows wait in that worker's local spool (I4). The cursor
+ * Per batch: fetchBatch → validateBatch → writeBatch (→ ackBatch), all on one worker, because the
+ * rows wait in that worker's local spool (I4): fetchBatch through the worker-specific task queue of
+ * the worker executing this workflow, the rest as local activities in that same worker. The cursor
  * advances in workflow state only after writeBatch returned. If the worker disappears, the batch
  * restarts from fetchBatch on another worker, from the position the checkpoint store holds.
  */
@@ -17,6 +18,7 @@ import {
   defineQuery,
   defineSignal,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -60,8 +62,20 @@ function NON_RETRYABLE(): string[] {
   return ["ConfigError", "ContractError", "CheckpointConflictError", "NotReplayableError", "MissingDependencyError", "SpoolMissingError"];
 }
 
-function batchActivities(queue: string, t: StreamWorkflowInput["timeouts"] = {}) {
-  return proxyActivities<BatchActivities>({
+/**
+ * validate, write and ack run as local activities: in the worker process that executes this
+ * workflow task, which is the worker whose queue fetched the batch (its spool is there). They
+ * cost one marker event each instead of six events, and no round trip through the server.
+ */
+const local = proxyLocalActivities<SharedActivities & BatchActivities>({
+  startToCloseTimeout: "10 minutes",
+  localRetryThreshold: "10 seconds",
+  retry: { initialInterval: "1 second", maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE() },
+});
+
+/** fetchBatch runs on the worker-specific queue of the worker that will validate and write. */
+function fetchActivity(queue: string, t: StreamWorkflowInput["timeouts"] = {}) {
+  return proxyActivities<Pick<BatchActivities, "fetchBatch">>({
     taskQueue: queue,
     // A dead worker never starts the task: this is how the workflow notices and moves the batch.
     scheduleToStartTimeout: t.scheduleToStartMs ?? 60_000,
@@ -148,10 +162,12 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       });
     }
 
-    queue ??= await shared.getWorkerQueue();
-    const batch = batchActivities(queue, input.timeouts);
+    // The worker executing this workflow task names its own queue, so the fetch lands where
+    // the local activities that follow will run.
+    queue ??= await local.getWorkerQueue();
+    const remote = fetchActivity(queue, input.timeouts);
     try {
-      const fetched = await batch.fetchBatch({
+      const fetched = await remote.fetchBatch({
         spec,
         key: carry.key,
         cursor: carry.cursor,
@@ -162,8 +178,8 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       if (fetched.endCursor !== undefined) endCursor = fetched.endCursor;
       lag = fetched.lag;
       if (fetched.count > 0 || fetched.cursorMoved) {
-        const validated = fetched.spool ? await batch.validateBatch({ spec, spool: fetched.spool }) : undefined;
-        const written = await batch.writeBatch({
+        const validated = fetched.spool ? await local.validateBatch({ spec, spool: fetched.spool }) : undefined;
+        const written = await local.writeBatch({
           spec,
           key: carry.key,
           writerId,
@@ -175,7 +191,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
         carry = afterCommit(carry, fetched.cursor, written);
         batchesThisRun++;
         // I8: acknowledgements only after the commit.
-        if (fetched.ackSource && fetched.spool) await batch.ackBatch({ spec, spool: fetched.spool });
+        if (fetched.ackSource && fetched.spool) await local.ackBatch({ spec, spool: fetched.spool });
       }
       if (fetched.exhausted) break;
     } catch (err) {

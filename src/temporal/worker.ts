@@ -43,8 +43,8 @@ export function workflowsPath(): string {
 
 /**
  * One LakeLogic worker process = two Temporal workers on one connection: the shared queue
- * (workflows + `getWorkerQueue`/`openStream`) and this process's own queue (fetch, validate,
- * write, ack), the worker-specific task queue pattern that keeps a batch's spool local.
+ * (workflows, `openStream`, and the local activities validate/write/ack) and this process's
+ * own queue (fetchBatch), the worker-specific task queue pattern that keeps a batch's spool local.
  */
 export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}): Promise<LakeLogicWorker> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233";
@@ -61,7 +61,9 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     namespace,
     taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
-    activities: createSharedActivities(runtime, workerQueue),
+    // Batch activities are registered here too: validate, write and ack run as local
+    // activities in the process that executes the workflow task.
+    activities: { ...createSharedActivities(runtime, workerQueue), ...createBatchActivities(runtime) },
     shutdownGraceTime,
     ...identity,
   });
