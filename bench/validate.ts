@@ -15,11 +15,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseContract } from "../src/contract/index.js";
 import type { Contract } from "../src/contract/types.js";
 import { createEngine } from "../src/engine/index.js";
 import type { EngineName } from "../src/engine/types.js";
 import type { LakeWriter } from "../src/lake/types.js";
-import { makeContract } from "../test/support/contract.js";
 
 interface Options {
   engine?: EngineName;
@@ -46,31 +46,32 @@ function parseArgs(argv: string[]): Options {
   return opts;
 }
 
-export const benchContract: Contract = (() => {
-  const c = makeContract({
-    dataset: "orders",
-    primaryKey: ["order_id"],
-    fields: [
-      { name: "order_id", type: "string" },
-      { name: "customer_id", type: "integer" },
-      { name: "amount", type: "decimal", precision: 12, scale: 2 },
-      { name: "currency", type: "string" },
-      { name: "status", type: "string" },
-      { name: "email", type: "string" },
-      { name: "created_at", type: "timestamp" },
-      { name: "quantity", type: "integer" },
-    ],
-    rowRules: [
-      { kind: "not_null", field: "order_id" },
-      { kind: "regex_match", field: "email", pattern: "^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$" },
-      { kind: "accepted_values", field: "currency", values: ["USD", "EUR", "GBP", "JPY"] },
-      { kind: "accepted_values", field: "status", values: ["new", "paid", "shipped", "cancelled"] },
-      { kind: "range", field: "quantity", min: 1, max: 1000, inclusive: true },
-    ],
-  });
-  c.materialization = { ...c.materialization, strategy: "merge", strategyDeclared: true, format: "duckdb" };
-  return c;
-})();
+/** 8 fields, 5 row rules (one regex, two accepted_values), merge on order_id. */
+export const benchContract: Contract = parseContract(`
+version: "1"
+dataset: orders
+primary_key: [order_id]
+model:
+  fields:
+    - { name: order_id, type: string }
+    - { name: customer_id, type: long }
+    - { name: amount, type: "decimal(12,2)" }
+    - { name: currency, type: string }
+    - { name: status, type: string }
+    - { name: email, type: string }
+    - { name: created_at, type: timestamp }
+    - { name: quantity, type: integer }
+quality:
+  row_rules:
+    - not_null: order_id
+    - regex_match: { field: email, pattern: '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$' }
+    - accepted_values: { field: currency, values: [USD, EUR, GBP, JPY] }
+    - accepted_values: { field: status, values: [new, paid, shipped, cancelled] }
+    - range: { field: quantity, min: 1, max: 1000 }
+materialization:
+  strategy: merge
+  format: duckdb
+`);
 
 /** Small, fast, seeded PRNG (mulberry32): the same events on every run. */
 function rng(seed: number): () => number {
