@@ -299,6 +299,9 @@ export class KafkaOffsetSource implements CursorSource {
   private readonly groupOffsets = new Map<number, number>();
   private groupCommit: Promise<void> | undefined;
   private commitWanted: Map<number, number> | undefined;
+  /** The last checkpointed positions: committed to the group again after a rejoin, in case the
+   * commit that followed the checkpoint was refused during the rebalance or an outage. */
+  private lastCommitted: Map<number, number> | undefined;
   private groupCommitFailing = false;
 
   constructor(topic: string, options: KafkaSourceOptions) {
@@ -420,7 +423,12 @@ export class KafkaOffsetSource implements CursorSource {
    */
   async committed(cursor: Cursor): Promise<void> {
     if (!this.options.commitGroupOffsets) return;
-    this.commitWanted = this.parseCursor(cursor, "committed cursor");
+    this.lastCommitted = this.parseCursor(cursor, "committed cursor");
+    this.scheduleGroupCommit(this.lastCommitted);
+  }
+
+  private scheduleGroupCommit(positions: Map<number, number>): void {
+    this.commitWanted = positions;
     this.groupCommit ??= this.commitLoop().finally(() => {
       this.groupCommit = undefined;
     });
@@ -462,7 +470,7 @@ export class KafkaOffsetSource implements CursorSource {
     } catch (err) {
       // During a rebalance the broker refuses commits of the old generation: expected, and the
       // member (or the partition's new owner) commits again once the group has settled.
-      const rebalancing = REBALANCE_ERRORS.has(String((err as { type?: unknown }).type));
+      const rebalancing = errorTypes(err).some((t) => REBALANCE_ERRORS.has(t));
       if (!this.groupCommitFailing && !rebalancing) {
         this.options.onWarning(
           `${this.description}: could not commit offsets of group "${this.options.groupId}" (${messageOf(err)}). ` +
@@ -495,6 +503,7 @@ export class KafkaOffsetSource implements CursorSource {
     if (this.reading) throw new LakeLogicError("SOURCE_BUSY", `${this.description}: read() is already in progress`);
     this.reading = true;
     this.closed = false;
+    this.lastCommitted = undefined;
     // A consumer left over from an earlier read of this instance leaves the group first.
     await this.consumer?.disconnect().catch(() => undefined);
     this.consumer = undefined;
@@ -848,6 +857,7 @@ export class KafkaOffsetSource implements CursorSource {
         this.settledJoins++;
         this.holding = false;
         this.wake();
+        if (this.lastCommitted && this.options.commitGroupOffsets) this.scheduleGroupCommit(this.commitWanted ?? this.lastCommitted);
         return;
       } catch (err) {
         if (err instanceof KafkaCursorError) {
@@ -988,6 +998,16 @@ export function decodeValue(value: Buffer | null): Decoded {
   }
   // Same shape rule as the other connectors: an object as is, any other JSON value as { data }.
   return { value: typeof v === "object" && v !== null && !Array.isArray(v) ? v : { data: v } };
+}
+
+/** Protocol error types along an error's cause chain (kafkajs wraps them in retry errors). */
+function errorTypes(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === "string") out.push(type);
+  }
+  return out;
 }
 
 function headerStrings(headers: Record<string, unknown>): Record<string, string | string[]> {
