@@ -126,18 +126,18 @@ function encodeJson(v: unknown): string | null {
   return json(v, TAG.json);
 }
 
-function lookup(rec: Record<string, unknown>, f: PlanField): unknown {
-  const keys = f.keys;
-  // Own key first; an alias fills in only when the field's own key is absent.
-  let v = Object.hasOwn(rec, keys[0]!) ? rec[keys[0]!] : undefined;
-  for (let i = 1; v === undefined && i < keys.length; i++) {
-    if (Object.hasOwn(rec, keys[i]!)) v = rec[keys[i]!];
-  }
-  return v;
-}
+/** Keys a plain object inherits: only these need an own-property check after a plain read. */
+const INHERITED = new Set(Object.getOwnPropertyNames(Object.prototype));
 
+/** The field's value: its own key, or, when that is absent or undefined, the first alias present. */
 export function lookupField(rec: Record<string, unknown>, f: PlanField): unknown {
-  return lookup(rec, f);
+  const keys = f.keys;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const v = rec[key];
+    if (v !== undefined && (!INHERITED.has(key) || Object.hasOwn(rec, key))) return v;
+  }
+  return undefined;
 }
 
 export function encodeBatch(records: readonly unknown[], plan: Plan): EncodedBatch {
@@ -163,7 +163,7 @@ export function encodeBatch(records: readonly unknown[], plan: Plan): EncodedBat
     let word = 0;
     for (let c = 0; c < nf; c++) {
       const f = fields[c]!;
-      const v = lookup(rec, f);
+      const v = lookupField(rec, f);
       columns[c]![n] = f.json ? encodeJson(v) : encodeText(v, f.keepNested);
       word += tag * weight[c]!;
       if ((c + 1) % TAGS_PER_WORD === 0 || c === nf - 1) {
