@@ -42,3 +42,7 @@ import { sseSourceFactory as sseFactory } from "../sources/sse.js";
 import { websocketSourceFactory as websocketFactory } from "../sources/websocket.js";
 import { webhookSourceFactory as webhookFactory, eventGridPushSourceFactory as eventGridPushFactory } from "../sources/webhook.js";
 for (const f of [sseFactory, websocketFactory, webhookFactory, eventGridPushFactory]) registerPushSource(f);
+
+// Queues (ack sources: acknowledged only after the batch commits, I8). Importing registers `sqs`.
+export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs.js";
+export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease } from "./queue.js";
