@@ -86,6 +86,8 @@ export interface StreamRunSummary extends Counts {
   checkpointKey: string;
   /** Totals since the stream began (across runs). */
   totals: Counts;
+  /** The source's lag after the last committed batch, when it can tell (queues: backlog, oldest age). */
+  lag?: SourceLag;
 }
 
 /** A run failed; `summary` says what was committed before it did. */
@@ -147,6 +149,7 @@ export class StreamSink {
     let batches = 0;
     const run: Counts = { sourceCount: 0, goodCount: 0, badCount: 0 };
     let stoppedBy: StopReason = "end";
+    let lastLag: SourceLag | undefined;
 
     const summary = (): StreamRunSummary => ({
       batches,
@@ -158,6 +161,7 @@ export class StreamSink {
       stoppedBy,
       checkpointKey: key,
       totals: position?.totals ?? { sourceCount: 0, goodCount: 0, badCount: 0 },
+      ...(lastLag ? { lag: lastLag } : {}),
     });
 
     try {
@@ -186,6 +190,7 @@ export class StreamSink {
           run.sourceCount += report.sourceCount;
           run.goodCount += report.goodCount;
           run.badCount += report.badCount;
+          if (report.lag) lastLag = report.lag;
           await this.options.onBatch?.(report);
         },
         commit: async (cursor, records, cut, endCursor) => {
