@@ -199,6 +199,12 @@ function buildRows(
 ): Row[] {
   const make = rowFactory(plan);
   const cols = out.goodColumns;
+  // Engines hand back columns by position: a mismatch would shift values between rows.
+  const consistent =
+    out.goodCount + engineBad.length === enc.n &&
+    cols.every((c) => c.length === out.goodCount) &&
+    engineBad.every((b, i) => i === 0 || b.pos > engineBad[i - 1]!.pos);
+  if (!consistent) throw new Error("internal error: engine output does not line up with the batch");
   const keepExtra = plan.passthrough || plan.unknownPolicy === "allow";
   const known = plan.knownKeys;
   const rows: Row[] = new Array<Row>(out.goodCount);

@@ -15,7 +15,6 @@ import {
   DOUBLE_RE,
   FALSE_RE,
   INTEGER_RE,
-  MAX_DAYS,
   MAX_MICROS,
   MAX_SAFE,
   MIN_DAYS,
@@ -112,9 +111,8 @@ export interface DatasetPlan {
 }
 
 export interface Plan {
+  /** Declared fields in contract order, then undeclared keys that rules read. */
   fields: PlanField[];
-  /** Declared fields only, in contract order. */
-  declared: PlanField[];
   passthrough: boolean;
   unknownPolicy: Contract["schemaPolicy"]["unknownFields"];
   /** Keys that are not "unknown": declared names and their aliases. */
@@ -420,7 +418,6 @@ export function compilePlan(contract: Contract): Plan {
 
   return {
     fields,
-    declared,
     passthrough,
     unknownPolicy,
     knownKeys,
