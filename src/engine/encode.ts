@@ -164,7 +164,8 @@ export function encodeBatch(records: readonly unknown[], plan: Plan): EncodedBat
     for (let c = 0; c < nf; c++) {
       const f = fields[c]!;
       const v = lookupField(rec, f);
-      columns[c]![n] = f.json ? encodeJson(v) : encodeText(v, f.keepNested);
+      const text = f.json ? encodeJson(v) : encodeText(v, f.keepNested);
+      columns[c]![n] = tag === TAG.string && !f.stringText ? null : text;
       word += tag * weight[c]!;
       if ((c + 1) % TAGS_PER_WORD === 0 || c === nf - 1) {
         tags[Math.floor(c / TAGS_PER_WORD)]![n] = word;

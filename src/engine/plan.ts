@@ -66,6 +66,12 @@ export interface PlanField {
   json: boolean;
   /** Keep the JSON text of nested values (untyped columns, so rules can see it). */
   keepNested: boolean;
+  /**
+   * Send the text of string values. A `string` field no rule reads needs only the tag (its
+   * good value is the record's own string), so the engine gets text only for the numbers
+   * and booleans it has to spell.
+   */
+  stringText: boolean;
   /** Engine columns: the value's text, its tag (TAG in encode.ts), the coerced value. */
   text: string;
   tag: string;
@@ -145,6 +151,7 @@ export function compilePlan(contract: Contract): Plan {
       type: spec ? spec.type : "untyped",
       json: spec?.type === "json",
       keepNested: !spec,
+      stringText: spec?.type !== "string",
       text: `__ll_x${k}`,
       tag: `__ll_t${k}`,
       val: `__ll_v${k}`,
@@ -196,6 +203,7 @@ export function compilePlan(contract: Contract): Plan {
     }
     sqlRefs.set(rule, columns.map((name) => fieldFor(name, `rule ${rule.id}`)));
   }
+  for (const refs of sqlRefs.values()) refs.forEach((f) => (f.stringText = true));
   for (const rule of contract.rowRules) {
     if (rule.kind !== "sql") fieldFor(rule.field, `rule ${rule.id}`);
   }
@@ -323,7 +331,14 @@ export function compilePlan(contract: Contract): Plan {
   // Errors need every field's final value, so they go one layer after the last value layer.
   const errLayer: Layer = { columns: [] };
   for (const f of fields) {
-    if (f.err) errLayer.columns.push([f.err, and(cmp("!=", col(f.tag), int(TAG.none)), isNull(col(f.val)))]);
+    if (!f.err) continue;
+    const present = cmp("!=", col(f.tag), int(TAG.none));
+    // A string field's value may not have been sent (see PlanField.stringText): judge by tag.
+    const failed =
+      f.type === "string"
+        ? not(or(...[TAG.string, TAG.integral, TAG.number, TAG.boolean].map((t) => eq(col(f.tag), int(t)))))
+        : isNull(col(f.val));
+    errLayer.columns.push([f.err, and(present, failed)]);
   }
 
   // ── Checks ──
@@ -361,6 +376,7 @@ export function compilePlan(contract: Contract): Plan {
       continue;
     }
     const f = fieldFor(rule.field, `rule ${rule.id}`);
+    if (rule.kind !== "not_null") f.stringText = true;
     const ok = f.err ? not(col(f.err)) : bool(true);
     const V = col(f.val);
     const present = and(ok, notNull(V));
@@ -402,7 +418,14 @@ export function compilePlan(contract: Contract): Plan {
   const dataset: DatasetPlan[] = contract.datasetRules.map((rule) => {
     switch (rule.kind) {
       case "unique":
-        return { rule, cols: rule.fields.map((n) => keyCol.get(fieldFor(n, `dataset rule ${rule.id}`))!) };
+        return {
+          rule,
+          cols: rule.fields.map((n) => {
+            const f = fieldFor(n, `dataset rule ${rule.id}`);
+            f.stringText = true;
+            return keyCol.get(f)!;
+          }),
+        };
       case "null_ratio": {
         const f = fieldFor(rule.field, `dataset rule ${rule.id}`);
         nullFlags.columns.push([`__ll_z${f.k}`, eq(col(f.tag), int(TAG.none))]);
