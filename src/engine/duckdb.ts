@@ -131,7 +131,6 @@ export function batchPayload(plan: Plan, enc: EncodedBatch): string {
 
 /** The one statement that validates a batch; `probe` instead selects one sql rule over the typed columns. */
 export function buildStatement(plan: Plan, probe?: string): string {
-  const sqlRules = probe === undefined ? plan.sqlRules : [];
   const struct =
     `{"u":["VARCHAR"]` +
     plan.tagWords.map((_, w) => `,"t${w}":["BIGINT"]`).join("") +
@@ -144,17 +143,24 @@ export function buildStatement(plan: Plan, probe?: string): string {
     ...plan.fields.map((f) => `unnest(j.${payloadKey(f.k)}) AS ${quoteIdent(f.text)}`),
   ];
   const ctes: string[] = [`s0 AS (SELECT ${unnest.join(", ")} FROM (SELECT from_json($1::VARCHAR, '${struct}') AS j))`];
-  const layers: Layer[] = [
-    ...plan.layers,
-    ...(sqlRules.length ? [{ columns: sqlRules.map(([c, sql]): [string, Expr] => [c, { op: "sqlRule", sql }]) }] : []),
-    ...plan.postLayers,
-  ];
   if (probe !== undefined) {
     plan.layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
     return `WITH ${ctes.join(",\n")}\nSELECT ${toSql({ op: "sqlRule", sql: probe })} FROM s${plan.layers.length}`;
   }
+  // The failure list is spelt only for bad rows (below), not computed for every row.
+  const post = plan.postLayers.map((l) => ({ columns: l.columns.filter(([n]) => n !== FAIL_COL) }));
+  const failExpr = plan.postLayers.flatMap((l) => l.columns).find(([n]) => n === FAIL_COL)?.[1];
+  const layers: Layer[] = [
+    ...plan.layers,
+    ...(plan.sqlRules.length ? [{ columns: plan.sqlRules.map(([c, sql]): [string, Expr] => [c, { op: "sqlRule", sql }]) }] : []),
+    ...post.filter((l) => l.columns.length > 0),
+  ];
   layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
-  const last = `s${layers.length}`;
+  // The evaluated batch is read three times: materialise it once, with only the columns
+  // read afterwards (not every intermediate string).
+  const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputColumns]);
+  plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
+  ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length})`);
 
   // Good-row columns come back as one string each, values joined by U+001E: several times
   // cheaper than list() + to_json() + JSON.parse. Safe because no output column can contain
@@ -173,18 +179,12 @@ export function buildStatement(plan: Plan, probe?: string): string {
         return "0";
     }
   });
-  const doc = [
-    `bad := list(struct_pack(p := __ll_i, c := ${FAIL_COL})) FILTER (WHERE ${BAD_COL})`,
-    `counts := ${counts}`,
-    `ds := [${dataset.join(", ")}]::BIGINT[]`,
-    `n := count_if(NOT ${BAD_COL})`,
-  ];
-  // The evaluated batch is read twice (all rows for the document, good rows for the columns):
-  // materialise it once rather than evaluate every rule twice.
-  ctes[ctes.length - 1] = ctes[ctes.length - 1]!.replace(`${last} AS (`, `${last} AS MATERIALIZED (`);
-  const docSql = `SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR) AS doc FROM ${last}`;
-  const colsSql = cols.length ? `, (SELECT ${cols.join(", ")} FROM ${last} WHERE NOT ${BAD_COL})` : "";
-  return `WITH ${ctes.join(",\n")}\nSELECT * FROM (${docSql})${colsSql}`;
+  const doc = [`counts := ${counts}`, `ds := [${dataset.join(", ")}]::BIGINT[]`, `n := count_if(NOT ${BAD_COL})`];
+  const fail = failExpr ? toSql(failExpr) : "''";
+  const docSql = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR) FROM ev)`;
+  const badSql = `(SELECT CAST(to_json(list(struct_pack(p := __ll_i, c := ${fail}))) AS VARCHAR) FROM ev WHERE ${BAD_COL})`;
+  const head = `WITH ${ctes.join(",\n")}\nSELECT ${docSql}, ${badSql}`;
+  return cols.length ? `${head}, g.* FROM (SELECT ${cols.join(", ")} FROM ev WHERE NOT ${BAD_COL}) AS g` : head;
 }
 
 const MAX_COMPILED = 16;
@@ -208,7 +208,6 @@ interface Compiled {
 
 interface Doc {
   n: number;
-  bad: Array<{ p: number; c: string }> | null;
   counts: number[];
   ds: number[];
 }
@@ -253,9 +252,10 @@ export class DuckDBEngine implements Engine {
     const reader = await c.stmt.runAndReadAll();
     const row = reader.getRowsJS()[0]!;
     const doc = JSON.parse(row[0] as string) as Doc;
+    const bad = JSON.parse((row[1] as string | null) ?? "[]") as Array<{ p: number; c: string }>;
     const out: EngineOutput = {
-      goodColumns: plan.outputColumnKinds.map((kind, i) => splitColumn(row[i + 1] as string | null, kind)),
-      bad: (doc.bad ?? []).map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
+      goodColumns: plan.outputColumnKinds.map((kind, i) => splitColumn(row[i + 2] as string | null, kind)),
+      bad: bad.map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
       counts: doc.counts,
       goodCount: doc.n,
       dataset: doc.ds,
