@@ -46,3 +46,4 @@ for (const f of [sseFactory, websocketFactory, webhookFactory, eventGridPushFact
 // Queues (ack sources: acknowledged only after the batch commits, I8). Importing registers `sqs`.
 export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs.js";
 export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease } from "./queue.js";
+export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorOptions, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub.js";
