@@ -47,3 +47,4 @@ for (const f of [sseFactory, websocketFactory, webhookFactory, eventGridPushFact
 export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs.js";
 export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease } from "./queue.js";
 export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorOptions, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub.js";
+export { ServiceBusConnector, servicebusSpec, servicebusSourceFactory, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus.js";
