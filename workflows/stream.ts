@@ -87,9 +87,9 @@ function fetchActivity(queue: string, t: StreamWorkflowInput["timeouts"] = {}) {
 
 /** The worker that held the batch is gone (or its spool is): restart the batch elsewhere. */
 function workerLost(err: unknown): boolean {
-  if (!(err instanceof ActivityFailure)) return false;
-  const cause = err.cause;
-  if (cause instanceof TimeoutFailure) return true;
+  // A local activity's failure may arrive unwrapped; a remote one inside an ActivityFailure.
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof TimeoutFailure) return err instanceof ActivityFailure;
   return cause instanceof ApplicationFailure && cause.type === "SpoolMissingError";
 }
 
