@@ -1,0 +1,48 @@
+/**
+ * lakelogic — contract-driven, crash-safe streaming ingestion.
+ *
+ * The in-process runtime and everything it stands on. Connectors are in `lakelogic/connectors`,
+ * the Temporal runtime in `lakelogic/temporal` (both load their SDKs only when used).
+ */
+export { LakeLogicError, ConfigError, MissingDependencyError } from "./errors.js";
+
+// Contracts
+export {
+  loadContract,
+  parseContract,
+  contractFromObject,
+  defaultCheckpointKey,
+  ContractError,
+  checkRuleExpression,
+  parseYaml,
+} from "./contract/index.js";
+export type * from "./contract/types.js";
+export type { LoadContractOptions, ContractProblem } from "./contract/index.js";
+
+// Validation engines
+export { createEngine } from "./engine/index.js";
+export type { BadRow, DatasetRuleResult, Engine, EngineName, Row, RuleCount, RuleFailure, ValidationResult } from "./engine/types.js";
+
+// Lake targets and quarantine
+export { openLake, readTable, readQuarantine, DuckDBTargetCheckpointStore, LakeBusyError, LakeWriteError } from "./lake/index.js";
+export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult } from "./lake/index.js";
+
+// Checkpoints
+export { SQLiteCheckpointStore } from "./checkpoint/sqlite.js";
+export { MemoryCheckpointStore } from "./checkpoint/memory.js";
+export { CheckpointConflictError } from "./checkpoint/errors.js";
+export { encodeCursor, decodeCursor } from "./checkpoint/codec.js";
+export type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "./checkpoint/types.js";
+
+// Sources (the cursor- and ack-bearing protocol, and the sources that need no SDK)
+export * from "./sources/index.js";
+export { KafkaOffsetSource, type KafkaSourceOptions, type KafkaCursor } from "./sources/kafka.js";
+export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sources/sse.js";
+
+// The in-process runtime
+export { StreamSink, StreamRunError, RUN_MODES } from "./sink/index.js";
+export type { StreamSinkOptions, RunOptions, BatchReport, StreamRunSummary, StopReason, CheckpointOption } from "./sink/index.js";
+
+// Lint
+export { lintFiles, lintPaths, lintText, RULES as LINT_RULES } from "./lint/index.js";
+export type { Finding } from "./lint/types.js";
