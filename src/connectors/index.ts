@@ -48,3 +48,4 @@ export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type
 export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease } from "./queue.js";
 export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorOptions, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub.js";
 export { ServiceBusConnector, servicebusSpec, servicebusSourceFactory, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus.js";
+export { EventGridConnector, eventgridSpec, eventgridSourceFactory, type EventGridConnectorOptions, type EventGridAckToken, type EventGridEventMeta } from "./eventgrid.js";
