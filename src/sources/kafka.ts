@@ -850,7 +850,8 @@ export class KafkaOffsetSource implements CursorSource {
           // kafkajs restarts every partition from the group offset after a rebalance; ours is ahead.
           consumer.seek({ topic: this.topic, partition: p, offset: String(at) });
           const end = this.limit ? (this.limit.get(p) ?? at) : undefined;
-          (end !== undefined && at >= end ? pause : resume).push(p);
+          // After the read ended (the member stays for the last group commit) nothing is fetched.
+          (!this.reading || (end !== undefined && at >= end) ? pause : resume).push(p);
         }
         if (pause.length > 0) consumer.pause([{ topic: this.topic, partitions: pause }]);
         if (resume.length > 0) consumer.resume([{ topic: this.topic, partitions: resume }]);
@@ -876,7 +877,16 @@ export class KafkaOffsetSource implements CursorSource {
   private async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const p = batch.partition;
     const from = this.fetched.get(p);
-    if (this.stopping || this.holding || !isRunning() || isStale() || from === undefined || !this.assigned.has(p) || batch.topic !== this.topic) {
+    if (
+      this.stopping ||
+      this.holding ||
+      !this.reading ||
+      !isRunning() ||
+      isStale() ||
+      from === undefined ||
+      !this.assigned.has(p) ||
+      batch.topic !== this.topic
+    ) {
       // Not resolved: kafkajs fetches it again (or from a pending seek) once the new assignment
       // is settled. Returning (rather than waiting here) lets kafkajs keep heartbeating.
       await sleep(100);
