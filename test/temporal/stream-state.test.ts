@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import {
+  afterCommit,
+  initialCarry,
+  reachedMaxBatches,
+  resultOf,
+  resync,
+  shouldContinueAsNew,
+  stateOf,
+  statusOf,
+} from "../../src/temporal/stream-state.js";
+import { decodeCursorForDisplay } from "../../src/temporal/display.js";
+import { encodeCursor } from "../../src/checkpoint/codec.js";
+
+const open = { key: "k", dataset: "orders", cursor: encodeCursor({ offset: 10 }), batchId: 3, totals: { sourceCount: 30, goodCount: 28, badCount: 2 } };
+
+describe("stream workflow state", () => {
+  it("starts from the checkpoint store's position", () => {
+    const c = initialCarry(open, "2026-01-01T00:00:00.000Z");
+    expect(c).toMatchObject({ cursor: open.cursor, batchId: 3, totals: open.totals, resumedFrom: open.cursor, paused: false });
+    expect(c.run).toEqual({ batches: 0, sourceCount: 0, goodCount: 0, badCount: 0 });
+  });
+
+  it("advances cursor, batch id, totals and run counts only from a write result", () => {
+    const c = afterCommit(initialCarry(open, "t"), "next", {
+      batchId: 4,
+      totals: { sourceCount: 40, goodCount: 37, badCount: 3 },
+      batch: { sourceCount: 10, goodCount: 9, badCount: 1 },
+      committedAt: "2026-01-01T00:00:01.000Z",
+      outcome: "committed",
+    });
+    expect(c).toMatchObject({ cursor: "next", batchId: 4, lastCommitAt: "2026-01-01T00:00:01.000Z" });
+    expect(c.run).toEqual({ batches: 1, sourceCount: 10, goodCount: 9, badCount: 1 });
+  });
+
+  it("takes the store's position after a lost worker, counting what that worker committed", () => {
+    const c = initialCarry(open, "t");
+    expect(resync(c, open)).toBe(c);
+    const moved = resync(c, { ...open, cursor: "later", batchId: 5, totals: { sourceCount: 50, goodCount: 46, badCount: 4 } });
+    expect(moved).toMatchObject({ cursor: "later", batchId: 5 });
+    expect(moved.run).toEqual({ batches: 2, sourceCount: 20, goodCount: 18, badCount: 2 });
+  });
+
+  it("continues as new when suggested or every N batches, never before the first batch", () => {
+    expect(shouldContinueAsNew({}, 0, true)).toBe(false);
+    expect(shouldContinueAsNew({}, 1, true)).toBe(true);
+    expect(shouldContinueAsNew({ continueAsNewEvery: 5 }, 4, false)).toBe(false);
+    expect(shouldContinueAsNew({ continueAsNewEvery: 5 }, 5, false)).toBe(true);
+    expect(shouldContinueAsNew({}, 199, false)).toBe(false);
+    expect(shouldContinueAsNew({}, 200, false)).toBe(true);
+  });
+
+  it("stops at maxBatches across continue-as-new (run counts are carried)", () => {
+    const c = { ...initialCarry(open, "t"), run: { batches: 7, sourceCount: 0, goodCount: 0, badCount: 0 } };
+    expect(reachedMaxBatches({ maxBatches: 7 }, c)).toBe(true);
+    expect(reachedMaxBatches({ maxBatches: 8 }, c)).toBe(false);
+    expect(reachedMaxBatches({}, c)).toBe(false);
+  });
+
+  it("says paused only once parked, and stop wins over pause", () => {
+    expect(stateOf({ paused: false, stopRequested: false }, "working")).toBe("running");
+    expect(stateOf({ paused: true, stopRequested: false }, "working")).toBe("pausing");
+    expect(stateOf({ paused: true, stopRequested: false }, "parked")).toBe("paused");
+    expect(stateOf({ paused: true, stopRequested: true }, "parked")).toBe("stopping");
+    expect(stateOf({ paused: false, stopRequested: true }, "finished")).toBe("completed");
+  });
+
+  it("shows cursors in plain JSON (bigint and Date as strings) in status and result", () => {
+    const c = { ...initialCarry(open, "t"), cursor: encodeCursor({ wm: new Date("2024-01-01T00:00:00Z"), id: 12n }) };
+    const s = statusOf(c, "running", "continuous", { records: 5 }, decodeCursorForDisplay);
+    expect(s.cursor).toEqual({ wm: "2024-01-01T00:00:00.000Z", id: "12" });
+    expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+    const r = resultOf(c, "stop", "t2", decodeCursorForDisplay);
+    expect(r).toMatchObject({ stoppedBy: "stop", resumedFrom: { offset: 10 }, finishedAt: "t2" });
+  });
+});
