@@ -42,6 +42,8 @@ export const STREAMING_SOURCE_TYPES: ReadonlyMap<string, string> = new Map([
   ["eventgrid", "eventgrid"],
   ["azureeventgrid", "eventgrid"],
   ["webhook", "webhook"],
+  // Event Grid push delivery is a webhook (src/sources/webhook.ts registers it as eventgrid-push).
+  ["eventgridpush", "webhook"],
   ["webhooks", "webhook"],
   ["eventhubs", "eventhubs"],
   ["eventhub", "eventhubs"],

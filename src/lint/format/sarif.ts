@@ -20,7 +20,8 @@ export interface SarifRun {
 
 export interface SarifDriver {
   name: string;
-  informationUri: string;
+  /** Omitted unless the package declares a homepage (it is optional in SARIF 2.1.0). */
+  informationUri?: string;
   version: string;
   semanticVersion?: string;
   rules: SarifRule[];
@@ -53,7 +54,6 @@ export interface SarifResult {
 }
 
 export const SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json";
-export const DEFAULT_INFORMATION_URI = "https://lakelogic.io";
 /** Our own fingerprint: stable across line moves because it hashes the key path, not the line. */
 export const FINGERPRINT_KEY = "lakelogicFinding/v1";
 
@@ -143,7 +143,7 @@ export function toSarif(findings: readonly Finding[], options: SarifOptions): Sa
         tool: {
           driver: {
             name: "lakelogic",
-            informationUri: options.informationUri ?? DEFAULT_INFORMATION_URI,
+            ...(options.informationUri === undefined ? {} : { informationUri: options.informationUri }),
             version: options.toolVersion,
             ...(SEMVER.test(options.toolVersion) ? { semanticVersion: options.toolVersion } : {}),
             rules: rules.map(sarifRule),
