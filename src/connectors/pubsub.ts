@@ -23,6 +23,8 @@ export interface PubSubConnectorOptions {
   maxExtensionMinutes?: number;
   /** API endpoint (`host:port`); default Google's, or `PUBSUB_EMULATOR_HOST` when set. */
   apiEndpoint?: string;
+  /** Streaming pull connections. Default 5 (the client's default). */
+  streams?: number;
   /** Iterator API only: a message whose data cannot be decoded (default: a warning). */
   onPoison?: (record: SourceRecord) => void;
   onWarning?: (message: string) => void;
@@ -61,6 +63,7 @@ export const pubsubSpec: ComponentSpec = {
     ackDeadlineSeconds: { type: "integer", min: 1, max: 600, description: "Fixed ack deadline the client asks for and renews (the service accepts 10–600). Default: adaptive, 10 s up to the 99th percentile of ack times." },
     maxExtensionMinutes: { type: "number", min: 0.1, default: 60, description: "Stop extending a message's ack deadline after it was held this long." },
     apiEndpoint: { type: "string", description: "API endpoint `host:port`. Default: Google's, or `PUBSUB_EMULATOR_HOST` when set." },
+    streams: { type: "integer", min: 1, max: 64, default: 5, description: "Streaming pull connections opened in parallel." },
   },
   check: (o) => {
     const sub = o.subscription as string;
@@ -89,7 +92,7 @@ interface Held {
 export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnector {
   readonly kind = "ack" as const;
   readonly description: string;
-  private readonly o: Required<Pick<PubSubConnectorOptions, "subscription" | "maxMessages" | "maxBytes" | "maxExtensionMinutes">> &
+  private readonly o: Required<Pick<PubSubConnectorOptions, "subscription" | "maxMessages" | "maxBytes" | "maxExtensionMinutes" | "streams">> &
     Pick<PubSubConnectorOptions, "projectId" | "ackDeadlineSeconds" | "apiEndpoint" | "onPoison">;
   private readonly warn: (message: string) => void;
   private opened: Promise<{ pubsub: PubSub; subscription: Subscription }> | undefined;
@@ -113,6 +116,7 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
       maxMessages: o.maxMessages!,
       maxBytes: o.maxBytes!,
       maxExtensionMinutes: o.maxExtensionMinutes!,
+      streams: o.streams!,
       projectId: o.projectId ?? fromName,
       ackDeadlineSeconds: o.ackDeadlineSeconds,
       apiEndpoint: o.apiEndpoint,
@@ -266,6 +270,7 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
       const subscription = pubsub.subscription(this.o.subscription, {
         flowControl: { maxMessages: this.o.maxMessages, maxBytes: this.o.maxBytes, allowExcessMessages: false },
         maxExtensionTime: Duration.from({ minutes: this.o.maxExtensionMinutes }),
+        streamingOptions: { maxStreams: this.o.streams },
         ...(deadline ? { minAckDeadline: deadline, maxAckDeadline: deadline } : {}),
       });
       subscription.on("message", (m: PubSubMessage) => {

@@ -140,7 +140,9 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
     this.o = {
       queueUrl: o.queueUrl,
       region: o.region ?? regionOf(o.queueUrl),
-      endpoint: o.endpoint,
+      // A queue URL on another host than AWS (ElasticMQ, LocalStack) is its own endpoint; saying
+      // so spares the SDK's "QueueUrl differs from the resolved endpoint" warning on every call.
+      endpoint: o.endpoint ?? (/\.amazonaws\.com(\.cn)?(:\d+)?\//.test(o.queueUrl) ? undefined : new URL(o.queueUrl).origin),
       maxMessages: o.maxMessages!,
       waitTimeSeconds: o.waitTimeSeconds!,
       visibilityTimeout: o.visibilityTimeout!,
