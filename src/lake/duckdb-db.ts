@@ -2,10 +2,15 @@ import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { LakeBusyError } from "./errors.js";
 
 /**
- * One DuckDB instance per database file per process. DuckDB lets a single process open a file
- * for writing, so the lake writer, its checkpoint store and `readTable` must share the instance;
- * unlike DuckDBInstanceCache this one closes the file when the last user releases it, so another
- * process (or a test) can open it afterwards.
+ * One DuckDB instance per database file per process, kept for the life of the process. DuckDB
+ * lets a single process open a file for writing, so the lake writer, its checkpoint store and
+ * `readTable` share the instance.
+ *
+ * Instances and connections are never closed explicitly. Results of a query live on in JS until
+ * the garbage collector frees them, and freeing a result after its database was closed corrupts
+ * the native heap (seen here as `malloc_consolidate` / `bad_weak_ptr` aborts). DuckDB's Node
+ * maintainers recommend one instance per file per process, released by the garbage collector;
+ * so the file stays locked to this process until it exits.
  */
 interface Entry {
   instance: DuckDBInstance;
@@ -48,17 +53,12 @@ export async function acquireDatabase(path: string): Promise<Database> {
     pending.catch(() => entries.delete(path));
   }
   const entry = await pending;
-  // Released and closed while we waited: start over with a fresh instance.
-  if (entries.get(path) !== pending) return acquireDatabase(path);
   entry.refs++;
-  const connections: DuckDBConnection[] = [];
   let released = false;
   return {
     path,
-    async connect() {
-      const c = await entry.instance.connect();
-      connections.push(c);
-      return c;
+    connect() {
+      return entry.instance.connect();
     },
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
       const run = entry.tail.then(fn, fn);
@@ -68,12 +68,8 @@ export async function acquireDatabase(path: string): Promise<Database> {
     release() {
       if (released) return;
       released = true;
-      for (const c of connections) c.closeSync();
+      // Only bookkeeping: the instance stays open (see above); its connections are freed by GC.
       entry.refs--;
-      if (entry.refs === 0 && entries.get(path) === pending) {
-        entries.delete(path);
-        entry.instance.closeSync();
-      }
     },
   };
 }

@@ -197,7 +197,7 @@ export class ParquetLakeWriter implements LakeWriter {
       }
       return new ParquetLakeWriter(config, instance, conn, plans, keyPlans, manifest, known, lockPath);
     } catch (e) {
-      instance?.closeSync();
+      // The in-memory instance is left to the garbage collector (see duckdb-db.ts).
       rmSync(lockPath, { force: true });
       throw e;
     }
@@ -223,8 +223,8 @@ export class ParquetLakeWriter implements LakeWriter {
     if (this.closed) return;
     this.closed = true;
     await this.tail;
-    this.conn.closeSync();
-    this.instance.closeSync();
+    // The in-memory instance and its connection are left to the garbage collector: closing them
+    // under results not yet collected corrupts the native heap (see duckdb-db.ts).
     rmSync(this.lockPath, { force: true });
   }
 

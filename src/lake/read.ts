@@ -79,17 +79,11 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
       ? manifest.data.map((f) => join(tableDir(config), f.file))
       : manifest.quarantine.map((f) => join(config.targetPath, manifest.quarantineTarget, f.file));
   if (files.length === 0) return [];
+  // A throwaway in-memory instance, left to the garbage collector (see duckdb-db.ts for why
+  // instances are never closed explicitly).
   const instance = await DuckDBInstance.create(":memory:");
-  try {
-    const conn = await instance.connect();
-    try {
-      return await readAll(conn, `SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    instance.closeSync();
-  }
+  const conn = await instance.connect();
+  return readAll(conn, `SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
 }
 
 async function readAll(conn: DuckDBConnection, sql: string): Promise<Row[]> {
