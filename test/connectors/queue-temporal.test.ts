@@ -1,0 +1,101 @@
+/**
+ * The queue connectors as JSON source configs in the Temporal stream workflow, on a real Temporal
+ * dev server with a real worker: `{ "type": "sqs", ... }` against ElasticMQ and
+ * `{ "type": "pubsub", ... }` against pstest. fetchBatch receives and keeps the ack tokens in the
+ * worker; ackBatch acknowledges after writeBatch committed. Afterwards the lake holds every order
+ * once and the server has acknowledged every message.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { orderEvent } from "../../examples/orders.js";
+import { StreamClient } from "../../src/temporal/client.js";
+import type { StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";
+import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
+import { startPubSub } from "../support/pubsub.js";
+import { requireService } from "../support/services.js";
+import { startSqs } from "../support/sqs.js";
+import { startTemporal } from "../support/temporal.js";
+import { ORDERS_CONTRACT, workflowBundle } from "../temporal/support.js";
+import { expectedOrders, readLake, sorted } from "./queue-lake.js";
+
+process.env.METADATA_SERVER_DETECTION ??= "none";
+const temporal = await requireService("connectors/queues on Temporal (dev server)", () => startTemporal());
+const sqs = temporal ? await requireService("connectors/queues on Temporal (ElasticMQ)", () => startSqs()) : undefined;
+const ps = temporal ? await requireService("connectors/queues on Temporal (pstest)", () => startPubSub()) : undefined;
+afterAll(async () => {
+  await sqs?.stop();
+  await ps?.stop();
+  await temporal?.stop();
+});
+
+describe.skipIf(!temporal || !sqs || !ps)("queue sources in the Temporal stream workflow", () => {
+  const dirs: string[] = [];
+  let worker: LakeLogicWorker;
+  let running: Promise<void>;
+  let streams: StreamClient;
+
+  beforeAll(async () => {
+    worker = await createLakeLogicWorker({ address: temporal!.address, workflowBundle: await workflowBundle(), shutdownGraceTimeMs: 2000 });
+    running = worker.run();
+    streams = await StreamClient.connect({ address: temporal!.address });
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await streams?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  function input(name: string, source: StreamWorkflowInput["source"]): StreamWorkflowInput {
+    const dir = mkdtempSync(join(tmpdir(), `ll-wf-queue-${name}-`));
+    dirs.push(dir);
+    return {
+      contract: ORDERS_CONTRACT,
+      source,
+      mode: "available_now",
+      checkpointKey: `test::queue-${name}`,
+      targetPath: join(dir, "lake"),
+      checkpoint: join(dir, "checkpoints.sqlite"),
+      batchSize: 250,
+      maxWaitMs: 500,
+      timeouts: { idleFetchMs: 500 },
+    };
+  }
+
+  it("drains an SQS queue from a JSON source config; deletes after each write", async () => {
+    const url = await sqs!.createQueue(`wf-${Date.now()}`);
+    const N = 1000;
+    for (let i = 0; i < N; i += 10) {
+      const entries = Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: JSON.stringify(orderEvent(i + j)) }));
+      await sqs!.client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+    }
+    const wf = input("sqs", { type: "sqs", queue_url: url, visibility_timeout: 30 });
+    const result = (await (await streams.start(wf)).result()) as StreamWorkflowResult;
+    expect(result).toMatchObject({ sourceCount: N, stoppedBy: "end" });
+    const rows = await readLake(wf.targetPath!);
+    expect(sorted(rows.goodIds)).toEqual(expectedOrders(N).good);
+    expect(sorted(rows.badIds)).toEqual(expectedOrders(N).bad);
+    expect(await sqs!.depth(url)).toMatchObject({ total: 0 });
+    // Lag reaches the workflow's status query: the backlog SQS reports, and the oldest age.
+    const status = await streams.status(wf.checkpointKey!);
+    expect(status.lag).toMatchObject({ records: expect.any(Number), oldestAgeMs: expect.any(Number) });
+  });
+
+  it("drains a Pub/Sub subscription from a JSON source config; acks after each write", async () => {
+    const { topic, subscription } = await ps!.createSubscription(`wf-${Date.now()}`);
+    const N = 600;
+    const t = ps!.pubsub.topic(topic);
+    await Promise.all(Array.from({ length: N }, (_, i) => t.publishMessage({ data: Buffer.from(JSON.stringify(orderEvent(i))) })));
+    const wf = input("pubsub", { type: "pubsub", project_id: ps!.projectId, subscription });
+    const result = (await (await streams.start(wf)).result()) as StreamWorkflowResult;
+    expect(result).toMatchObject({ sourceCount: N, stoppedBy: "end" });
+    expect(sorted((await readLake(wf.targetPath!)).goodIds)).toEqual(expectedOrders(N).good);
+    await new Promise((r) => setTimeout(r, 500));
+    const acked = (await ps!.messages()).filter((m) => m.topic.endsWith(`/topics/${topic}`) && m.acks > 0).length;
+    expect(acked).toBe(N);
+  });
+});
