@@ -1,3 +1,4 @@
+import { waitUntil } from "../util/wait.js";
 import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import type { AckSource, ReceivedRecord, SourceLag, SourceRecord, StreamConnector } from "../sources/types.js";
@@ -161,17 +162,7 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
       void this.startPoll();
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", done);
-          this.wake = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        signal.addEventListener("abort", done, { once: true });
-        this.wake = done;
-      });
+      await waitUntil(left, signal, (wake) => (this.wake = wake));
     }
     if (this.failure) {
       const err = this.failure;

@@ -1,3 +1,4 @@
+import { waitUntil } from "../util/wait.js";
 import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
 import { ConfigError, LakeLogicError } from "../errors.js";
@@ -133,17 +134,7 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
     while (this.buffer.length === 0 && !this.failure && !signal.aborted && !this.closed) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", done);
-          this.wake = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        signal.addEventListener("abort", done, { once: true });
-        this.wake = done;
-      });
+      await waitUntil(left, signal, (wake) => (this.wake = wake));
     }
     if (this.failure) throw this.failure;
     const taken = this.buffer.splice(0, Math.max(0, max));

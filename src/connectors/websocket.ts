@@ -1,3 +1,4 @@
+import { waitUntil } from "../util/wait.js";
 import type { ClientOptions, RawData, WebSocket as WsSocket } from "ws";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import type { StreamConnector } from "../sources/types.js";
@@ -179,17 +180,7 @@ export class WebSocketConnector implements StreamConnector {
       if (this.closed || signal?.aborted) return WS_END;
       const left = deadline === undefined ? undefined : deadline - Date.now();
       if (left !== undefined && left <= 0) return WS_IDLE;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", done);
-          this.waiter = undefined;
-          resolve();
-        };
-        const timer = left === undefined ? undefined : setTimeout(done, left);
-        signal?.addEventListener("abort", done, { once: true });
-        this.waiter = done;
-      });
+      await waitUntil(left, signal, (wake) => (this.waiter = wake));
     }
   }
 

@@ -2,6 +2,7 @@ import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Cursor } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import type { CursorSource, ReadOptions, SourceLag, SourceRecord } from "./types.js";
+import { sleep } from "../util/wait.js";
 
 /** Where a file source stands: the byte offset after the last line read, and that line's number. */
 export interface FileCursor {
@@ -156,17 +157,4 @@ export class FileSource implements CursorSource {
       return { value: undefined, raw: text, position, bytes: consumed, decodeError: `line ${position.line}: invalid JSON: ${(err as Error).message}` };
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,3 +1,4 @@
+import { waitUntil } from "../util/wait.js";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -183,17 +184,7 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
     while (this.queue.length === 0 && !this.closed && !signal.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", done);
-          this.waiter = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        signal.addEventListener("abort", done, { once: true });
-        this.waiter = done;
-      });
+      await waitUntil(left, signal, (wake) => (this.waiter = wake));
     }
     return this.queue.splice(0, Math.max(0, max)).map((q) => q.record);
   }
