@@ -21,12 +21,13 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
-import { createConnection, createServer } from "node:net";
+import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { createConnection } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import kafkajs from "kafkajs";
+import { delay, freePort, logTail, timedOut, withTimeout } from "./proc.js";
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -140,7 +141,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
           join(baseDir, "format.log"),
           Math.min(timeoutMs, 60_000),
         );
-        if (format !== 0) throw new Error(`kafka StorageTool format exited with ${format}: ${await tail(join(baseDir, "format.log"))}`);
+        if (format !== 0) throw new Error(`kafka StorageTool format exited with ${format}: ${await logTail(join(baseDir, "format.log"))}`);
       }
       const deadline = Date.now() + timeoutMs;
       const logFile = join(baseDir, "broker.log");
@@ -149,7 +150,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       const up = await waitUntilReady(port, child, deadline);
       if (up !== "ready") {
         await stopChild(child, 5_000, "SIGKILL");
-        const text = await tail(logFile);
+        const text = await logTail(logFile);
         if (/Address already in use|BindException/i.test(text) && attempt < 3) continue;
         throw new Error(
           up === "timeout"
@@ -199,7 +200,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
           const again = await waitUntilReady(port, child, Date.now() + timeoutMs);
           if (again !== "ready") {
             await stopChild(child, 5_000, "SIGKILL");
-            throw new Error(`Kafka did not come back after a restart (${again}): ${await tail(logFile)}`);
+            throw new Error(`Kafka did not come back after a restart (${again}): ${await logTail(logFile)}`);
           }
           child.unref();
           watchdog = startWatchdog(child.pid, baseDir);
@@ -220,7 +221,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
             await admin.disconnect();
           }
         },
-        logTail: () => tail(logFile),
+        logTail: () => logTail(logFile),
       };
       started = true;
       return broker;
@@ -395,41 +396,6 @@ async function stopChild(child: ChildProcess, graceMs: number, signal: NodeJS.Si
   await exited;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error("could not pick a free port"))));
-    });
-  });
-}
 
-async function tail(path: string, max = 3_000): Promise<string> {
-  try {
-    const text = (await readFile(path, "utf8")).trim();
-    return text.length > max ? `…${text.slice(-max)}` : text || "(no output)";
-  } catch {
-    return "(no log)";
-  }
-}
 
-const timedOut = Symbol("timed out");
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof timedOut>((resolve) => {
-    timer = setTimeout(() => resolve(timedOut), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

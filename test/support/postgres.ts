@@ -13,11 +13,11 @@
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, realpathSync, readFileSync } from "node:fs";
-import { chown, mkdtemp, open, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
+import { chown, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import pg from "pg";
+import { delay, freePort, logTail, timedOut, withTimeout } from "./proc.js";
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`, trust auth (no password). */
@@ -87,7 +87,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       initLog,
       deadline,
     );
-    if (init !== 0) throw new Error(`initdb exited with ${init}: ${await tail(initLog)}`);
+    if (init !== 0) throw new Error(`initdb exited with ${init}: ${await logTail(initLog)}`);
 
     // A free port can be taken between probing and binding: retry a few times.
     for (let attempt = 1; ; attempt++) {
@@ -113,7 +113,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         return server;
       }
       await stopChild(child, 5_000);
-      const text = await tail(log);
+      const text = await logTail(log);
       if (/could not bind|Address already in use/i.test(text) && attempt < 3 && Date.now() < deadline) continue;
       throw new Error(
         up === "timeout"
@@ -287,42 +287,6 @@ function waitGoneSync(pid: number | undefined, maxMs: number): void {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error("could not pick a free port"))));
-    });
-  });
-}
 
-async function tail(path: string, max = 2_000): Promise<string> {
-  try {
-    const text = (await readFile(path, "utf8")).trim();
-    return text.length > max ? `…${text.slice(-max)}` : text || "(no output)";
-  } catch {
-    return "(no log)";
-  }
-}
 
-const timedOut = Symbol("timed out");
 
-/** Race against a timer that is cleared afterwards (a pending timer would keep the worker alive). */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof timedOut>((resolve) => {
-    timer = setTimeout(() => resolve(timedOut), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

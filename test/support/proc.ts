@@ -1,5 +1,6 @@
 /** Small process and network helpers shared by the test-server launchers. */
 import type { ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; we release it for the server to bind). */
@@ -42,4 +43,29 @@ export async function stopProcess(child: ChildProcess, graceMs = 5_000): Promise
   const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
   await exited;
   clearTimeout(timer);
+}
+
+/** The end of a server's log file, for error messages. */
+export async function logTail(path: string, max = 3_000): Promise<string> {
+  try {
+    const text = (await readFile(path, "utf8")).trim();
+    return text.length > max ? `…${text.slice(-max)}` : text || "(no output)";
+  } catch {
+    return "(no log)";
+  }
+}
+
+export const timedOut = Symbol("timed out");
+
+/** Race against a timer that is cleared afterwards (a pending timer would keep the worker alive). */
+export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof timedOut>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -20,7 +20,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,7 +30,7 @@ import {
   ListQueuesCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { delay, freePort } from "./proc.js";
+import { delay, freePort, logTail } from "./proc.js";
 
 export const ELASTICMQ_VERSION = process.env.ELASTICMQ_VERSION ?? "1.6.14";
 const PROVISION_HINT = "run `bash scripts/provision-sqs.sh` (fetches ElasticMQ from Maven Central; needs Java and Maven)";
@@ -125,7 +125,7 @@ export async function startSqs(options: StartSqsOptions = {}): Promise<SqsServer
     if (ready !== "ready") {
       child.kill("SIGKILL");
       client.destroy();
-      const text = await tail(logFile);
+      const text = await logTail(logFile);
       if (/Address already in use|BindException/i.test(text) && attempt < 3) continue;
       await rm(baseDir, { recursive: true, force: true });
       throw new Error(ready === "timeout" ? `ElasticMQ did not answer on ${endpoint} within ${timeoutMs} ms: ${text}` : `ElasticMQ exited during start-up: ${text}`);
@@ -181,7 +181,7 @@ export async function startSqs(options: StartSqsOptions = {}): Promise<SqsServer
         })();
         return stopping;
       },
-      logTail: () => tail(logFile),
+      logTail: () => logTail(logFile),
     };
   }
 }
@@ -215,11 +215,3 @@ function startWatchdog(pid: number | undefined, dir: string): ChildProcess | und
   return dog;
 }
 
-async function tail(path: string, max = 3_000): Promise<string> {
-  try {
-    const text = (await readFile(path, "utf8")).trim();
-    return text.length > max ? `…${text.slice(-max)}` : text || "(no output)";
-  } catch {
-    return "(no log)";
-  }
-}
