@@ -4,13 +4,12 @@ import { BatchCollector, receiveBatch, type CollectedBatch } from "../batch/coll
 import { positionOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import { encodeCursor } from "../checkpoint/codec.js";
-import type { CheckpointStore, Counts, Cursor } from "../checkpoint/types.js";
+import type { Counts, Cursor } from "../checkpoint/types.js";
 import { loadContract } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { DatasetRuleResult, Engine, EngineName, RuleCount } from "../engine/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import type { LakeWriter } from "../lake/types.js";
 import { toSource, type SourceInput } from "../sources/index.js";
 import type { AckSource, CursorSource, RunMode, SourceLag, SourceRecord } from "../sources/types.js";
 import { openCheckpoint, type CheckpointOption } from "./checkpoint-option.js";
@@ -177,10 +176,6 @@ export class StreamSink {
       const target = { lake, store, storeInTarget: inTarget, key, writerId };
 
       const loop: LoopContext = {
-        contract,
-        engine,
-        lake,
-        store,
         mode,
         stop: stop.signal,
         maxBatches: runOptions.maxBatches,
@@ -328,11 +323,8 @@ export class StreamSink {
   }
 }
 
+/** What the per-source loops need from run(): the mode, the stop signal, and how to commit. */
 interface LoopContext {
-  contract: Contract;
-  engine: Engine;
-  lake: LakeWriter;
-  store: CheckpointStore;
   mode: RunMode;
   stop: AbortSignal;
   maxBatches: number | undefined;
