@@ -32,6 +32,22 @@ export interface ColumnPlan {
   kind: FieldType;
   get: (row: Row) => unknown;
   convert: (value: unknown) => DuckDBValue | null;
+  /** The same value for the DuckDB writer's JSON batch document (see `payloadOf`). */
+  payload: PayloadCodec;
+}
+
+/** A value as it travels in the DuckDB writer's JSON batch document. */
+export type PayloadValue = string | number | boolean | null;
+
+/**
+ * How a column crosses into DuckDB as JSON: `jsonType` is the list element type `from_json`
+ * reads, `sql` turns that element into the column's type. Values are checked here, in JS, so a
+ * bad value fails with the row and column named (DuckDB would only say "conversion error").
+ */
+export interface PayloadCodec {
+  jsonType: "VARCHAR" | "BIGINT" | "DOUBLE" | "BOOLEAN";
+  value: (value: unknown) => PayloadValue;
+  sql: (ref: string) => string;
 }
 
 export function quoteIdent(name: string): string {
@@ -88,7 +104,9 @@ export function planColumns(config: LakeConfig): ColumnPlan[] {
 }
 
 function plan(name: string, kind: FieldType, get: (row: Row) => unknown, precision?: number, scale?: number): ColumnPlan {
-  return { name, kind, sqlType: sqlTypeOf(kind, precision, scale), vectorType: vectorTypeOf(kind), get, convert: converterOf(kind, name) };
+  const sqlType = sqlTypeOf(kind, precision, scale);
+  const convert = converterOf(kind, name);
+  return { name, kind, sqlType, vectorType: vectorTypeOf(kind), get, convert, payload: payloadCodecOf(kind, name, sqlType, convert) };
 }
 
 function vectorTypeOf(kind: FieldType): DuckDBType {
@@ -182,6 +200,101 @@ function converterOf(kind: FieldType, column: string): (value: unknown) => DuckD
   }
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** A bigint as a JSON value: a number when exact, else its digits (from_json reads both as BIGINT). */
+function int64Payload(b: bigint, column: string, kind: FieldType, shown: unknown): PayloadValue {
+  if (b < INT64_MIN || b > INT64_MAX) return bad(column, kind, shown);
+  return b >= -MAX_SAFE_BIG && b <= MAX_SAFE_BIG ? Number(b) : b.toString();
+}
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The JSON form of each column kind. It accepts exactly what `converterOf` accepts and stores
+ * the same value; canonical values (what the engines produce) take the first branch.
+ */
+function payloadCodecOf(
+  kind: FieldType,
+  column: string,
+  sqlType: string,
+  convert: (value: unknown) => DuckDBValue | null,
+): PayloadCodec {
+  switch (kind) {
+    case "string":
+      // The converter already yields a string (or null).
+      return { jsonType: "VARCHAR", value: (v) => (typeof v === "string" ? v : (convert(v) as string | null)), sql: (r) => r };
+    case "decimal":
+      // Text, cast by DuckDB exactly as the appender did.
+      return {
+        jsonType: "VARCHAR",
+        value: (v) => (typeof v === "string" ? v : (convert(v) as string | null)),
+        sql: (r) => `CAST(${r} AS ${sqlType})`,
+      };
+    case "json":
+      return {
+        jsonType: "VARCHAR",
+        value: (v) => {
+          const text = convert(v) as string | null;
+          return text === null ? null : wellFormedJson(text);
+        },
+        sql: (r) => `CAST(${r} AS JSON)`,
+      };
+    case "boolean":
+      return { jsonType: "BOOLEAN", value: (v) => (typeof v === "boolean" ? v : (convert(v) as boolean | null)), sql: (r) => r };
+    case "integer":
+      return {
+        jsonType: "BIGINT",
+        value: (v) => {
+          if (typeof v === "number" && Number.isSafeInteger(v)) return v;
+          if (v === null || v === undefined) return null;
+          if (typeof v === "bigint") return int64Payload(v, column, kind, v);
+          if ((typeof v === "number" && Number.isInteger(v)) || (typeof v === "string" && INT_RE.test(v))) {
+            return int64Payload(BigInt(v), column, kind, v);
+          }
+          return bad(column, kind, v);
+        },
+        sql: (r) => r,
+      };
+    case "double":
+      return {
+        jsonType: "DOUBLE",
+        value: (v) => {
+          const d = typeof v === "number" ? v : (convert(v) as number | null);
+          if (d === null) return null;
+          // JSON has no NaN, ±Infinity or -0: DuckDB reads these spellings as the same doubles.
+          if (!Number.isFinite(d)) return String(d);
+          return d === 0 && 1 / d < 0 ? "-0" : d;
+        },
+        sql: (r) => r,
+      };
+    case "date":
+      // Days since the epoch, as the appender received them.
+      return {
+        jsonType: "BIGINT",
+        value: (v) => {
+          if (v === null || v === undefined) return null;
+          const days = toEpochDays(v);
+          return days === undefined ? bad(column, kind, v) : days;
+        },
+        sql: (r) => `CAST(DATE '1970-01-01' + CAST(${r} AS INTEGER) AS DATE)`,
+      };
+    case "timestamp":
+      // Microseconds since the epoch; a number while exact (until the year 2255), else digits.
+      return {
+        jsonType: "BIGINT",
+        value: (v) => {
+          if (v === null || v === undefined) return null;
+          const fast = typeof v === "string" ? canonicalIsoMicrosNumber(v) : undefined;
+          if (fast !== undefined) return fast;
+          const micros = toEpochMicros(v);
+          return micros === undefined ? bad(column, kind, v) : int64Payload(micros, column, kind, v);
+        },
+        sql: (r) => `make_timestamp(${r})`,
+      };
+  }
+}
+
 /** Days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
 export function daysFromCivil(y: number, m: number, d: number): number {
   const yy = m <= 2 ? y - 1 : y;
@@ -237,8 +350,8 @@ export function toEpochMicros(v: unknown): bigint | undefined {
     return Number.isNaN(t) ? undefined : BigInt(t) * 1000n;
   }
   if (typeof v !== "string") return undefined;
-  const fast = canonicalIsoMicros(v);
-  if (fast !== undefined) return fast;
+  const fast = canonicalIsoMicrosNumber(v);
+  if (fast !== undefined) return BigInt(fast);
   // No Date.parse fallback: it reads non-ISO strings in the machine's local time zone.
   const m = TS_RE.exec(v);
   if (!m) return undefined;
@@ -273,10 +386,11 @@ function digits(s: string, from: number, len: number): number {
 }
 
 /**
- * "YYYY-MM-DDTHH:MM:SS.mmmZ" (Date#toISOString) or with 6 fractional digits: the engine's
- * canonical timestamps, parsed without a regex because every row of a batch has one.
+ * Microseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" (Date#toISOString) or the same with 6 fractional
+ * digits — the engine's canonical timestamps — parsed without a regex because every row of a
+ * batch has one. Undefined when not in that form or beyond 2^53 µs (the regex path is exact).
  */
-function canonicalIsoMicros(v: string): bigint | undefined {
+function canonicalIsoMicrosNumber(v: string): number | undefined {
   const len = v.length;
   if ((len !== 24 && len !== 27) || v.charCodeAt(len - 1) !== 90 /* Z */ || v.charCodeAt(10) !== 84 /* T */) return undefined;
   if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46) {
@@ -293,7 +407,7 @@ function canonicalIsoMicros(v: string): bigint | undefined {
   if (!validYmd(y, mo, d) || h > 23 || mi > 59 || s > 59) return undefined;
   const seconds = daysFromCivil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
   const micros = seconds * 1_000_000 + (len === 24 ? frac * 1000 : frac);
-  return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(seconds) * 1_000_000n + BigInt(len === 24 ? frac * 1000 : frac);
+  return Number.isSafeInteger(micros) ? micros : undefined;
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {
@@ -408,4 +522,115 @@ export function buildChunks(
     chunks.push(chunk);
   }
   return chunks;
+}
+
+/** A batch's good rows spelt for the DuckDB writer (see `payloadBatch`). */
+export interface PayloadBatch {
+  /** `{"c0":[…],"c1":[…],…}`: one list per column plan, in plan order, over the rows written. */
+  doc: string;
+  /** The same over the key columns only (keyed strategies): what the merge deletes. */
+  keysDoc?: string;
+  /** Rows written: after last-wins de-duplication for keyed strategies. */
+  count: number;
+  /** Some written row has a NULL key part (the delete then also matches NULLs). */
+  nullKey: boolean;
+}
+
+/** Stands for NULL in key comparisons: NULL key parts match each other (IS NOT DISTINCT FROM). */
+const NULL_KEY = Symbol("null key");
+
+/**
+ * The good rows as the DuckDB writer's JSON documents, values spelt by each plan's PayloadCodec.
+ * With `keyPlans` (merge, keyed overwrite) only the last row per key is kept, in arrival
+ * order; keys compare on their spelt values, which are one spelling per stored value (a
+ * number while exact, else digits; days; microseconds), so `1` and `1n`, or two spellings of
+ * one instant, are one key. Throws LakeWriteError naming the row and column of a value that
+ * cannot be stored.
+ */
+export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[], keyPlans?: readonly number[]): PayloadBatch {
+  const columns = new Array<PayloadValue[] | undefined>(plans.length);
+  let selected: number[] | undefined;
+  let nullKey = false;
+  const keyed = keyPlans !== undefined && keyPlans.length > 0;
+  if (keyed) {
+    for (const p of keyPlans) columns[p] = payloadColumn(plans[p]!, rows, undefined);
+    const last = new Map<unknown, number>();
+    const n = rows.length;
+    if (keyPlans.length === 1) {
+      const kind = plans[keyPlans[0]!]!.kind;
+      const values = columns[keyPlans[0]!]!;
+      for (let i = 0; i < n; i++) last.set(keyPart(kind, values[i]!), i);
+    } else {
+      const parts = keyPlans.map((p) => ({ kind: plans[p]!.kind, values: columns[p]! }));
+      // JSON of the parts: unambiguous, unlike joining them with a separator.
+      for (let i = 0; i < n; i++) {
+        last.set(JSON.stringify(parts.map((k) => { const v = keyPart(k.kind, k.values[i]!); return v === NULL_KEY ? null : v; })), i);
+      }
+    }
+    if (last.size !== n) {
+      selected = [...last.values()].sort((a, b) => a - b);
+      const pick = selected;
+      for (const p of keyPlans) columns[p] = pick.map((i) => columns[p]![i]!);
+    }
+    nullKey = keyPlans.some((p) => columns[p]!.includes(null));
+  }
+  const doc: Record<string, PayloadValue[]> = {};
+  for (let c = 0; c < plans.length; c++) doc[`c${c}`] = columns[c] ??= payloadColumn(plans[c]!, rows, selected);
+  const result: PayloadBatch = { doc: jsonDocument(doc), count: selected?.length ?? rows.length, nullKey };
+  if (keyed) result.keysDoc = jsonDocument(Object.fromEntries(keyPlans.map((p) => [`c${p}`, columns[p]!])));
+  return result;
+}
+
+/** One column over the rows (all, or the `selected` indices). */
+function payloadColumn(plan: ColumnPlan, rows: readonly Row[], selected: readonly number[] | undefined): PayloadValue[] {
+  const { get, payload } = plan;
+  const toPayload = payload.value;
+  const n = selected ? selected.length : rows.length;
+  const out = new Array<PayloadValue>(n);
+  let i = 0;
+  try {
+    if (selected) for (let j = 0; j < n; j++) out[j] = toPayload(get(rows[(i = selected[j]!)]!));
+    else for (; i < n; i++) out[i] = toPayload(get(rows[i]!));
+  } catch (e) {
+    if (e instanceof LakeWriteError) throw new LakeWriteError(`good row ${i}: ${e.message}`);
+    throw e;
+  }
+  return out;
+}
+
+/** A spelt key value that is equal (SameValueZero) exactly when DuckDB's key comparison says equal. */
+function keyPart(kind: FieldType, v: PayloadValue): unknown {
+  if (v === null) return NULL_KEY;
+  if (kind === "double" && v === "-0") return 0; // -0 = 0 in DuckDB
+  if (kind === "decimal" && typeof v === "string") return normalizeDecimal(v);
+  return v;
+}
+
+/**
+ * JSON text DuckDB can read. JSON.stringify writes a lone UTF-16 surrogate as a `\udXXX`
+ * escape, which DuckDB's parser refuses; such strings are stored with U+FFFD instead, as the
+ * appender's UTF-8 encoding did. The search is one scan of the text; the replacer pass runs
+ * only when it finds something.
+ */
+export function jsonDocument(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes("\\ud") ? JSON.stringify(value, (_key, v: unknown) => (typeof v === "string" ? toWellFormed(v) : v)) : text;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * JSON text DuckDB's JSON type accepts: JSON.stringify writes a lone surrogate as a `\udXXX`
+ * escape (and only a lone one: pairs stay raw characters), which DuckDB refuses; each becomes
+ * `\ufffd`, as lone surrogates in strings do. Escaped backslashes are skipped, so text that
+ * merely reads "\ud800" stays as it is.
+ */
+export function wellFormedJson(text: string): string {
+  return text.includes("\\ud") ? text.replace(ESCAPED_SURROGATE, (m) => (m === "\\\\" ? m : "\\ufffd")) : text;
+}
+
+const ESCAPED_SURROGATE = /\\\\|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
+
+function toWellFormed(s: string): string {
+  return s.replace(LONE_SURROGATE, "\uFFFD");
 }
