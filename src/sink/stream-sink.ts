@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { BatchCollector, receiveBatch, type CollectedBatch } from "../batch/collect.js";
 import { positionOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
-import { validateRecords } from "../batch/validate.js";
+import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { encodeCursor } from "../checkpoint/codec.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
 import { loadContract } from "../contract/index.js";
@@ -188,9 +188,8 @@ export class StreamSink {
           if (report.lag) lastLag = report.lag;
           await this.options.onBatch?.(report);
         },
-        commit: async (cursor, records, cut, endCursor) => {
-          const started = Date.now();
-          const validated = await validateRecords(engine, contract, records);
+        validate: (records) => validateRecords(engine, contract, records),
+        write: async (cursor, validated, cut, endCursor, started) => {
           const committed = await writeAndCommit(target, position!, cursor, validated, this.options.hooks);
           position = committed.position;
           return {
@@ -212,6 +211,10 @@ export class StreamSink {
                 : undefined,
             durationMs: Date.now() - started,
           };
+        },
+        commit: async (cursor, records, cut, endCursor) => {
+          const started = Date.now();
+          return loop.write(cursor, await loop.validate(records), cut, endCursor, started);
         },
       };
 
@@ -236,26 +239,50 @@ export class StreamSink {
       source.read({ mode: loop.mode, signal: loop.stop })[Symbol.asyncIterator](),
       () => source.currentCursor(),
     );
+    // Batch N+1 is read and validated while batch N is written and committed: validation runs on
+    // the engine, the write on the lake, so the two overlap. Writes stay one at a time and in
+    // order, and a batch is written only after the previous one committed, so every cursor is
+    // still committed after its own rows and those before it (I1). At most two batches are held.
+    let writing: Promise<void> | undefined;
+    const settle = async (): Promise<void> => {
+      const w = writing;
+      writing = undefined;
+      await w;
+    };
+    // A failed write cuts the batch being read (a quiet source could otherwise keep it waiting).
+    const writeFailed = new AbortController();
+    const cutSignal = AbortSignal.any([loop.stop, writeFailed.signal]);
     try {
       let batches = 0;
+      let lastCursor = loop.committedCursor();
       while (true) {
-        const batch = await collector.next(this.limits(), loop.stop);
+        const batch = await collector.next(this.limits(), cutSignal);
+        if (writeFailed.signal.aborted) await settle(); // throws the write's error
         // An empty batch is committed only when it moves the cursor: the end of an iterable marks
         // it `exhausted`, which tells the next run that this one finished.
         const moves =
-          batch.records.length > 0 ||
-          (batch.cursor !== undefined && encodeCursor(batch.cursor) !== encodeCursor(loop.committedCursor()));
+          batch.records.length > 0 || (batch.cursor !== undefined && encodeCursor(batch.cursor) !== encodeCursor(lastCursor));
         if (moves) {
-          const report = await loop.commit(batch.cursor, batch.records, batch.cut, endCursor);
-          await source.committed?.(report.cursor);
-          await loop.onCommitted(report);
+          const started = Date.now();
+          const validated = await loop.validate(batch.records);
+          await settle();
+          writing = (async () => {
+            const report = await loop.write(batch.cursor, validated, batch.cut, endCursor, started);
+            await source.committed?.(report.cursor);
+            await loop.onCommitted(report);
+          })();
+          // Observed now, thrown by settle(): a failed write must not count as unhandled meanwhile.
+          writing.catch(() => writeFailed.abort());
+          if (batch.cursor !== undefined) lastCursor = batch.cursor;
           batches++;
         }
-        if (batch.exhausted) return "end";
-        if (loop.stop.aborted) return "signal";
-        if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return "max-batches";
+        if (batch.exhausted) return await settle().then(() => "end" as const);
+        if (loop.stop.aborted) return await settle().then(() => "signal" as const);
+        if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return await settle().then(() => "max-batches" as const);
       }
     } finally {
+      // Leaving on an error: let a write in flight finish before the resources close.
+      await settle().catch(() => undefined);
       await collector.close();
     }
   }
@@ -329,6 +356,16 @@ interface LoopContext {
   stop: AbortSignal;
   maxBatches: number | undefined;
   committedCursor(): Cursor;
+  validate(records: readonly SourceRecord[]): Promise<ValidatedBatch>;
+  /** Write and commit a validated batch; `started` is when its validation began. */
+  write(
+    cursor: Cursor | undefined,
+    validated: ValidatedBatch,
+    cut: BatchReport["cut"],
+    endCursor: Cursor | undefined,
+    started: number,
+  ): Promise<BatchReport>;
+  /** validate + write, one batch at a time (ack sources). */
   commit(
     cursor: Cursor | undefined,
     records: SourceRecord[],
