@@ -206,6 +206,7 @@ function buildRows(
     engineBad.every((b, i) => i === 0 || b.pos > engineBad[i - 1]!.pos);
   if (!consistent) throw new Error("internal error: engine output does not line up with the batch");
   const keepExtra = plan.passthrough || plan.unknownPolicy === "allow";
+  const extra = enc.extra;
   const known = plan.knownKeys;
   const rows: Row[] = new Array<Row>(out.goodCount);
   let bi = 0;
@@ -217,7 +218,7 @@ function buildRows(
     }
     const rec = records[enc.index[pos]!] as Record<string, unknown>;
     const row = make(cols, g, rec);
-    if (keepExtra) {
+    if (keepExtra && (extra === undefined || extra[pos] === 1)) {
       for (const key in rec) {
         if (Object.hasOwn(rec, key) && !known.has(key)) setKey(row, key, rec[key]);
       }

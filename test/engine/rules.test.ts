@@ -297,6 +297,31 @@ describe.each<EngineName>(["duckdb", "polars"])("rules on %s", (engineName) => {
     ]);
   });
 
+  it("unknown_fields: allow finds extra keys next to undefined values, aliases, inherited names and null prototypes", async () => {
+    const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { id: 5, toString: "t", more: 1 });
+    const records: Array<Record<string, unknown>> = [
+      { id: 1, note: "n" }, // as many keys as fields: one is extra, a field is missing
+      { id: 2, toString: undefined, extra: true }, // a field present as undefined
+      { id: 3, ID: 4 }, // the alias next to the name: known, not extra
+      { ID: 6, toString: "s" }, // only the alias
+      nullProto,
+      { id: 7, toString: "u" }, // exactly the fields
+    ];
+    const fields: ContractInput["fields"] = [
+      { name: "id", type: "integer", aliases: ["ID"] },
+      { name: "toString", type: "string" },
+    ];
+    const res = await run(records, { fields, unknownFields: "allow" });
+    expect(res.good).toEqual([
+      { id: 1, toString: null, note: "n" },
+      { id: 2, toString: null, extra: true },
+      { id: 3, toString: null },
+      { id: 6, toString: "s" },
+      { id: 5, toString: "t", more: 1 },
+      { id: 7, toString: "u" },
+    ]);
+  });
+
   it("an own __proto__ key is data, never the row's prototype", async () => {
     const rec = JSON.parse('{"id": 1, "__proto__": {"polluted": true}}') as Record<string, unknown>;
     const res = await run([rec], { fields: [{ name: "id", type: "integer" }], unknownFields: "allow" });
