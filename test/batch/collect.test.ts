@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { BatchCollector, recordBytes } from "../../src/batch/collect.js";
 import type { SourceRecord } from "../../src/sources/types.js";
@@ -94,6 +95,39 @@ describe("BatchCollector", () => {
     const b = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
     expect(b.records).toHaveLength(1);
     expect(b.cursor).toBe(1);
+  });
+
+  it("gives up on a first record after maxIdleMs, and the idle wait does not cut a batch that started", async () => {
+    const src = pushSource();
+    const c = new BatchCollector(src.iterator, src.cursor);
+    const idle = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 60_000, maxIdleMs: 30 }, never);
+    expect(idle).toMatchObject({ records: [], cut: "idle" });
+    // The first record arrives before the idle limit: from then on only maxWaitMs counts.
+    setTimeout(() => src.push("a"), 10);
+    setTimeout(() => src.push("b"), 60);
+    const b = await c.next({ maxRecords: 2, maxBytes: 1e9, maxWaitMs: 500, maxIdleMs: 40 }, never);
+    expect(b.records.map((r) => r.value)).toEqual(["a", "b"]);
+    expect(b.cut).toBe("records");
+  });
+
+  it("takes the records a source has at hand before its timer can cut, then cuts at the first wait", async () => {
+    const src = pushSource();
+    src.push(1, 2, 3, 4, 5);
+    const c = new BatchCollector(src.iterator, src.cursor);
+    const b = await c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 0 }, never);
+    expect(b.records.map((r) => r.value)).toEqual([1, 2, 3, 4, 5]);
+    expect(b.cut).toBe("time");
+  });
+
+  it("leaves no listener on the stop signal behind", async () => {
+    const src = pushSource();
+    const stop = new AbortController();
+    const c = new BatchCollector(src.iterator, src.cursor);
+    for (let i = 0; i < 5; i++) {
+      src.push(i, i);
+      await c.next({ maxRecords: 2, maxBytes: 1e9, maxWaitMs: 60_000 }, stop.signal);
+    }
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
   });
 
   it("estimates bytes from raw payloads first", () => {
