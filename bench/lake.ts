@@ -104,11 +104,15 @@ try {
   const writer = await openLake(contract, { targetPath: dir });
   const times: number[] = [];
   let rows = 0;
+  let cpuMicros = 0;
   for (let b = 1; b <= batches; b++) {
     const batch = makeBatch(b);
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await writer.write({ batchId: b, ...batch });
     times.push(performance.now() - t0);
+    const cpu = process.cpuUsage(cpu0);
+    cpuMicros += cpu.user + cpu.system;
     rows += batch.good.length;
   }
   const t0 = performance.now();
@@ -132,6 +136,8 @@ try {
     msPerBatchP95: q(0.95),
     msPerBatchMax: q(1),
     rowsPerSec: Math.round(rows / (total / 1000)),
+    // CPU of this process (all threads) during the writes: steadier than wall time on a shared machine.
+    cpuMsPerBatch: Math.round((cpuMicros / 1000 / batches) * 10) / 10,
     closeMs: Math.round(closeMs),
   };
   if (flags.verify) result.tableRows = (await readTable(contract, { targetPath: dir })).length;

@@ -6,7 +6,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isBadOrder, orderEvent, orderEvents } from "../../examples/orders.js";
 import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
 import { MemoryCheckpointStore } from "../../src/checkpoint/memory.js";
+import type { CheckpointStore } from "../../src/checkpoint/types.js";
 import { loadContract } from "../../src/contract/index.js";
+import { createEngine } from "../../src/engine/index.js";
+import type { Engine } from "../../src/engine/types.js";
 import { ConfigError } from "../../src/errors.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamRunError, StreamSink, type BatchReport } from "../../src/sink/index.js";
@@ -185,6 +188,78 @@ describe("StreamSink runs", () => {
     const counts = await lakeCounts(target);
     expect(counts.good + counts.bad).toBe(summary.sourceCount);
   });
+
+  it("validates the next batch while one is written, yet commits in order, each cursor after its rows (I1)", async () => {
+    const target = lakeDir();
+    const contract = await loadContract(CONTRACT);
+    const events: string[] = [];
+    const engine = await createEngine("duckdb");
+    const observed: Engine = {
+      name: engine.name,
+      validate: async (records, c) => {
+        events.push(`validate ${(records[0] as { order_id: number }).order_id}`);
+        return engine.validate(records, c);
+      },
+      close: () => engine.close(),
+    };
+    const inner = new MemoryCheckpointStore();
+    const store: CheckpointStore = {
+      load: (key) => inner.load(key),
+      commit: async (record) => {
+        // Every row of this batch and the ones before it is already in the table.
+        const rows = await readTable(contract, { targetPath: target });
+        const quarantined = await readQuarantine(contract, { targetPath: target });
+        expect(rows.length + quarantined.length).toBe(record.totals.sourceCount);
+        events.push(`commit ${record.batchId}`);
+        return inner.commit(record);
+      },
+      close: () => inner.close(),
+    };
+    const summary = await new StreamSink(CONTRACT, new IterableSource(() => orderEvents(1000), { replayable: true }), {
+      targetPath: target,
+      engine: observed,
+      checkpoint: store,
+      batchSize: 100,
+    }).run("available_now");
+    await engine.close();
+    // Ten batches of records, then the empty one that marks the iterable as read to the end.
+    expect(summary).toMatchObject({ batches: 11, sourceCount: 1000 });
+    const commits = events.filter((e) => e.startsWith("commit")).map((e) => Number(e.split(" ")[1]));
+    expect(commits).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    // Batch N+1 (records from 100N) was validated before batch N committed.
+    const overlapped = commits.filter((n) => n < 10 && events.indexOf(`validate ${n * 100}`) < events.indexOf(`commit ${n}`));
+    expect(overlapped.length).toBeGreaterThan(0);
+  });
+
+  it("ends a continuous run promptly when a write fails, even if the source has gone quiet", async () => {
+    const target = lakeDir();
+    async function* thenQuiet() {
+      for (let i = 0; i < 150; i++) yield orderEvent(i);
+      await new Promise(() => undefined);
+    }
+    const inner = new MemoryCheckpointStore();
+    const store: CheckpointStore = {
+      load: (key) => inner.load(key),
+      commit: async (record) => {
+        if (record.batchId === 2) throw new Error("checkpoint store is down");
+        return inner.commit(record);
+      },
+      close: () => inner.close(),
+    };
+    const started = Date.now();
+    const err = await new StreamSink(CONTRACT, thenQuiet(), {
+      targetPath: target,
+      checkpoint: store,
+      batchSize: 100,
+      maxWaitMs: 50,
+      handleSignals: false,
+    })
+      .run("continuous")
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamRunError);
+    expect((err as Error).message).toMatch(/after 1 committed batches.*checkpoint store is down/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 20_000);
 
   it("lets only one writer commit on a checkpoint key (I3)", async () => {
     const store = new MemoryCheckpointStore();
