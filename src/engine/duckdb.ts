@@ -315,9 +315,9 @@ export class DuckDBEngine implements Engine {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
-    for (const c of this.compiled.values()) await c.then((e) => e.stmt.destroySync(), () => undefined);
     this.compiled.clear();
-    this.conn.closeSync();
-    this.instance.closeSync();
+    // The instance, its connection and prepared statements are left to the garbage collector:
+    // results of earlier batches may not be collected yet, and closing the database under them
+    // corrupts the native heap (see src/lake/duckdb-db.ts).
   }
 }
