@@ -1,7 +1,7 @@
 import { waitUntil } from "../util/wait.js";
 import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, SourceRecord, StreamConnector } from "../sources/types.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../sources/types.js";
 import {
   LeaseKeeper,
   QueueAckError,
@@ -15,6 +15,7 @@ import {
   wrapJson,
   type DecodedBody,
   type Lease,
+  type QueueHooks,
 } from "./queue.js";
 import { registerSource, type SourceFactory } from "./registry.js";
 import { parseOptions, requirePeer, type ComponentSpec } from "./spec.js";
@@ -22,7 +23,7 @@ import { parseOptions, requirePeer, type ComponentSpec } from "./spec.js";
 type EventGridModule = typeof import("@azure/eventgrid-namespaces");
 type IdentityModule = typeof import("@azure/identity");
 
-export interface EventGridConnectorOptions {
+export interface EventGridConnectorOptions extends QueueHooks {
   /** Namespace endpoint, e.g. `https://<namespace>.<region>-1.eventgrid.azure.net`. */
   endpoint: string;
   topicName: string;
@@ -39,9 +40,6 @@ export interface EventGridConnectorOptions {
   maxLockRenewalSeconds?: number;
   /** The record is the CloudEvent's `data` (default true); false: the whole event. */
   unwrapData?: boolean;
-  /** Iterator API only: an event whose data cannot be decoded (default: a warning). */
-  onPoison?: (record: SourceRecord) => void;
-  onWarning?: (message: string) => void;
 }
 
 /** Plain data: the lock token, and whether the event is poison (then it is rejected, not acknowledged). */

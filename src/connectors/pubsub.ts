@@ -2,14 +2,14 @@ import { waitUntil } from "../util/wait.js";
 import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, SourceRecord, StreamConnector } from "../sources/types.js";
-import { QueueReceiveError, ackSourceStream, decodeBody, defaultWarn, errorText } from "./queue.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../sources/types.js";
+import { QueueReceiveError, ackSourceStream, decodeBody, defaultWarn, errorText, type QueueHooks } from "./queue.js";
 import { registerSource, type SourceFactory } from "./registry.js";
 import { parseOptions, requirePeer, type ComponentSpec } from "./spec.js";
 
 type PubSubModule = typeof import("@google-cloud/pubsub");
 
-export interface PubSubConnectorOptions {
+export interface PubSubConnectorOptions extends QueueHooks {
   /** Google Cloud project. Default: the one in a full subscription name, else ADC / GOOGLE_CLOUD_PROJECT. */
   projectId?: string;
   /** Subscription name, or `projects/<project>/subscriptions/<name>`. */
@@ -26,9 +26,6 @@ export interface PubSubConnectorOptions {
   apiEndpoint?: string;
   /** Streaming pull connections. Default 5 (the client's default). */
   streams?: number;
-  /** Iterator API only: a message whose data cannot be decoded (default: a warning). */
-  onPoison?: (record: SourceRecord) => void;
-  onWarning?: (message: string) => void;
 }
 
 /** Plain data: which delivery of which message to acknowledge. */

@@ -15,6 +15,14 @@ export type DecodedBody = { value: unknown } | { error: string };
  * like every other connector does it). Text that is not JSON, or bytes that are not UTF-8, are a
  * decode error: a poison message, quarantined with its raw payload (I6).
  */
+/** Callbacks every queue connector takes. */
+export interface QueueHooks {
+  /** Iterator API only: a message whose body cannot be decoded (default: a warning). */
+  onPoison?: (record: SourceRecord) => void;
+  /** Non-fatal problems (a lost lease, a failed renewal). Default: process.emitWarning. */
+  onWarning?: (message: string) => void;
+}
+
 export function decodeBody(body: string | Uint8Array | undefined | null): DecodedBody {
   if (body === undefined || body === null) return { error: "message has no body" };
   let text: string;

@@ -6,7 +6,7 @@ import type {
   ServiceBusReceiver,
 } from "@azure/service-bus";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, SourceRecord, StreamConnector } from "../sources/types.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../sources/types.js";
 import {
   LeaseKeeper,
   QueueAckError,
@@ -19,6 +19,7 @@ import {
   wrapJson,
   type DecodedBody,
   type Lease,
+  type QueueHooks,
 } from "./queue.js";
 import { registerSource, type SourceFactory } from "./registry.js";
 import { parseOptions, requirePeer, type ComponentSpec } from "./spec.js";
@@ -35,7 +36,7 @@ export type ServiceBusReceiverLike = Pick<
   "receiveMessages" | "completeMessage" | "abandonMessage" | "deadLetterMessage" | "renewMessageLock" | "close"
 >;
 
-export interface ServiceBusConnectorOptions {
+export interface ServiceBusConnectorOptions extends QueueHooks {
   /** `Endpoint=sb://<ns>.servicebus.windows.net/;SharedAccessKeyName=…;SharedAccessKey=…` */
   connectionString?: string;
   /** Namespace (`<ns>` or `<ns>.servicebus.windows.net`), signed in with DefaultAzureCredential. */
@@ -55,9 +56,6 @@ export interface ServiceBusConnectorOptions {
   reportBacklog?: boolean;
   /** Bring your own peek-lock receiver (code only); then no connection option is needed. */
   receiver?: ServiceBusReceiverLike;
-  /** Iterator API only: a message whose body cannot be decoded (default: a warning). */
-  onPoison?: (record: SourceRecord) => void;
-  onWarning?: (message: string) => void;
 }
 
 /** Plain data. `poison` carries the decision to dead-letter instead of complete, with our reason. */

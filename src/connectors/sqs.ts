@@ -1,6 +1,6 @@
 import type { Message as SqsMessage, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, SourceRecord, StreamConnector } from "../sources/types.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../sources/types.js";
 import {
   LeaseKeeper,
   QueueAckError,
@@ -12,13 +12,14 @@ import {
   errorText,
   mapLimit,
   type Lease,
+  type QueueHooks,
 } from "./queue.js";
 import { registerSource, type SourceFactory } from "./registry.js";
 import { parseOptions, requirePeer, type ComponentSpec } from "./spec.js";
 
 type SqsModule = typeof import("@aws-sdk/client-sqs");
 
-export interface SQSConnectorOptions {
+export interface SQSConnectorOptions extends QueueHooks {
   /** The queue's URL, e.g. `https://sqs.eu-west-1.amazonaws.com/123456789012/orders` (or `…/orders.fifo`). */
   queueUrl: string;
   /** AWS region; default: the one in the queue URL, else the AWS default chain (AWS_REGION, profile). */
@@ -37,10 +38,6 @@ export interface SQSConnectorOptions {
   unwrapSns?: boolean;
   /** Stop renewing visibility after a message was held this long (seconds). Default 3600. */
   maxExtensionSeconds?: number;
-  /** Iterator API only: a message whose body cannot be decoded (default: a warning). */
-  onPoison?: (record: SourceRecord) => void;
-  /** Non-fatal problems (a lost lease, a failed renewal). Default: process.emitWarning. */
-  onWarning?: (message: string) => void;
 }
 
 /** What `ack` needs: plain data, so a batch's tokens can be kept anywhere. */
