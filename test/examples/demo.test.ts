@@ -1,0 +1,28 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+/** `npm run demo`, the README's main command, must keep proving what it says. */
+const demo = fileURLToPath(new URL("../../examples/demo.ts", import.meta.url));
+const cwd = mkdtempSync(join(tmpdir(), "ll-demo-"));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+describe("the demo", () => {
+  it("kills, resumes, replays and counts — and says it proved it", async () => {
+    const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), demo], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      child.on("error", reject);
+      child.on("close", (c) => resolve({ code: c, out }));
+    });
+    expect(out).toMatch(/^1\. Interrupted: SIGKILL after batch \d+/m);
+    expect(out).toMatch(/^4\. Counted: .* in = good \+ quarantined = 200,000$/m);
+    expect(out).toMatch(/^Proved: /m);
+    expect(code).toBe(0);
+  }, 180_000);
+});
