@@ -6,7 +6,7 @@ import {
   LeaseKeeper,
   QueueAckError,
   QueueReceiveError,
-  ackSourceStream,
+  SingleStream,
   chunks,
   decodeBody,
   defaultWarn,
@@ -122,7 +122,7 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private lastOldestEvent: number | undefined;
-  private streaming: AbortController | undefined;
+  private readonly streaming = new SingleStream();
   private closed = false;
 
   constructor(options: EventGridConnectorOptions) {
@@ -224,29 +224,21 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
     return oldest === undefined ? undefined : { oldestAgeMs: Math.max(0, Date.now() - oldest) };
   }
 
-  async *stream(): AsyncGenerator<unknown> {
-    if (this.streaming) throw new ConfigError("stream", `${this.description}: stream() is already being iterated`);
-    const controller = new AbortController();
-    this.streaming = controller;
-    try {
-      yield* ackSourceStream(this, {
-        max: this.o.maxEvents,
-        waitMs: this.o.maxWaitTimeSeconds * 1000,
-        onPoison: this.o.onPoison,
-        warn: this.warn,
-        description: this.description,
-        signal: controller.signal,
-      });
-    } finally {
-      this.streaming = undefined;
-    }
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: this.o.maxEvents,
+      waitMs: this.o.maxWaitTimeSeconds * 1000,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
   }
 
   /** Stop polling and release every event still held or buffered. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.streaming?.abort();
+    this.streaming.abort();
     this.pollAbort?.abort();
     this.wake?.();
     await this.poll?.catch(() => undefined);

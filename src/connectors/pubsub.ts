@@ -3,7 +3,7 @@ import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../sources/types.js";
-import { QueueReceiveError, ackSourceStream, decodeBody, defaultWarn, errorText, type QueueHooks } from "./queue.js";
+import { QueueReceiveError, SingleStream, decodeBody, defaultWarn, errorText, type QueueHooks } from "./queue.js";
 import { registerSource, type SourceFactory } from "./registry.js";
 import { parseOptions, requirePeer, type ComponentSpec } from "./spec.js";
 
@@ -99,7 +99,7 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private lastOldestPublish: number | undefined;
-  private streaming: AbortController | undefined;
+  private readonly streaming = new SingleStream();
   private closed = false;
 
   constructor(options: PubSubConnectorOptions) {
@@ -193,29 +193,21 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
     return oldest === undefined ? undefined : { oldestAgeMs: Math.max(0, Date.now() - oldest) };
   }
 
-  async *stream(): AsyncGenerator<unknown> {
-    if (this.streaming) throw new ConfigError("stream", `${this.description}: stream() is already being iterated`);
-    const controller = new AbortController();
-    this.streaming = controller;
-    try {
-      yield* ackSourceStream(this, {
-        max: Math.min(this.o.maxMessages, 500),
-        waitMs: 10_000,
-        onPoison: this.o.onPoison,
-        warn: this.warn,
-        description: this.description,
-        signal: controller.signal,
-      });
-    } finally {
-      this.streaming = undefined;
-    }
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: Math.min(this.o.maxMessages, 500),
+      waitMs: 10_000,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
   }
 
   /** Stop pulling, send pending acks, give back (nack) whatever is still held, release the client. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.streaming?.abort();
+    this.streaming.abort();
     this.wake?.();
     const opened = await this.opened?.catch(() => undefined);
     if (!opened) return;

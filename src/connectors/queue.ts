@@ -220,6 +220,29 @@ export async function* ackSourceStream<T>(source: AckSource<T>, o: QueueStreamOp
   }
 }
 
+/**
+ * The iterator API of one queue connector: at most one `stream()` loop at a time, and a way for
+ * `close()` to end it.
+ */
+export class SingleStream {
+  private current: AbortController | undefined;
+
+  async *run<T>(source: AckSource<T>, o: Omit<QueueStreamOptions, "signal">): AsyncGenerator<unknown> {
+    if (this.current) throw new ConfigError("stream", `${o.description}: stream() is already being iterated`);
+    const controller = new AbortController();
+    this.current = controller;
+    try {
+      yield* ackSourceStream(source, { ...o, signal: controller.signal });
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  abort(): void {
+    this.current?.abort();
+  }
+}
+
 /** Run `fn` over `items` with at most `limit` in flight; results in order. */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);

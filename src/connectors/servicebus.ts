@@ -11,7 +11,7 @@ import {
   LeaseKeeper,
   QueueAckError,
   QueueReceiveError,
-  ackSourceStream,
+  SingleStream,
   decodeBody,
   defaultWarn,
   errorText,
@@ -145,7 +145,7 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
   private readonly leases: LeaseKeeper<string, ServiceBusReceivedMessage>;
   private lastOldestEnqueued: number | undefined;
   private backlogOff = false;
-  private streaming: AbortController | undefined;
+  private readonly streaming = new SingleStream();
   private closed = false;
 
   constructor(options: ServiceBusConnectorOptions) {
@@ -285,28 +285,20 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
     return lag.oldestAgeMs === undefined && lag.records === undefined ? undefined : lag;
   }
 
-  async *stream(): AsyncGenerator<unknown> {
-    if (this.streaming) throw new ConfigError("stream", `${this.description}: stream() is already being iterated`);
-    const controller = new AbortController();
-    this.streaming = controller;
-    try {
-      yield* ackSourceStream(this, {
-        max: this.o.maxMessages,
-        waitMs: this.o.maxWaitTimeMs,
-        onPoison: this.o.onPoison,
-        warn: this.warn,
-        description: this.description,
-        signal: controller.signal,
-      });
-    } finally {
-      this.streaming = undefined;
-    }
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: this.o.maxMessages,
+      waitMs: this.o.maxWaitTimeMs,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
   }
 
   /** Abandon what is still held; close the receiver (and the client, when the connector made it). */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.streaming?.abort();
+    this.streaming.abort();
     const opened = await this.opened?.catch(() => undefined);
     if (opened) {
       const held = [...this.held.values()];

@@ -5,7 +5,7 @@ import {
   LeaseKeeper,
   QueueAckError,
   QueueReceiveError,
-  ackSourceStream,
+  SingleStream,
   chunks,
   decodeBody,
   defaultWarn,
@@ -125,7 +125,7 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
   private client: Promise<{ sdk: SqsModule; client: SQSClient }> | undefined;
   private readonly leases: LeaseKeeper<string, Held>;
   private lastOldestSentAt: number | undefined;
-  private streaming: AbortController | undefined;
+  private readonly streaming = new SingleStream();
   private closed = false;
 
   constructor(options: SQSConnectorOptions) {
@@ -286,28 +286,20 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
   }
 
   /** Decoded message bodies until `close()` or the loop breaks; see `ackSourceStream`. */
-  async *stream(): AsyncGenerator<unknown> {
-    if (this.streaming) throw new ConfigError("stream", `${this.description}: stream() is already being iterated`);
-    const controller = new AbortController();
-    this.streaming = controller;
-    try {
-      yield* ackSourceStream(this, {
-        max: this.o.maxMessages * this.o.concurrency,
-        waitMs: this.o.waitTimeSeconds * 1000,
-        onPoison: this.o.onPoison,
-        warn: this.warn,
-        description: this.description,
-        signal: controller.signal,
-      });
-    } finally {
-      this.streaming = undefined;
-    }
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: this.o.maxMessages * this.o.concurrency,
+      waitMs: this.o.waitTimeSeconds * 1000,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
   }
 
   /** Give back what is still held (visibility 0) and release the client. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.streaming?.abort();
+    this.streaming.abort();
     const held = this.leases.all().map((l) => ({ receiptHandle: l.message.receiptHandle, messageId: l.message.messageId, poison: false }));
     if (held.length > 0 && this.client) await this.nack(held).catch(() => undefined);
     this.closed = true;
