@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { formatPath } from "../contract/yaml.js";
 import { NO_REPLAY_SOURCES, RESUMABLE_TRIGGERS, STREAMING_SOURCE_TYPES, TRIGGER_PATHS } from "./facts.js";
 import { RULES } from "./rules/index.js";
+import { ruleHelpMarkdown } from "./rule-help.js";
 import type { LintRule } from "./types.js";
 
 function code(values: Iterable<string>): string {
@@ -19,21 +20,7 @@ function ruleSection(rule: LintRule): string {
     "",
     `Severity: **${rule.severity}**. Tags: ${code(rule.tags)}.`,
     "",
-    rule.description,
-    "",
-    `**Fix:** ${rule.fix}`,
-    "",
-    "Triggers it:",
-    "",
-    "```yaml",
-    rule.examples.bad.trimEnd(),
-    "```",
-    "",
-    "Corrected:",
-    "",
-    "```yaml",
-    rule.examples.good.trimEnd(),
-    "```",
+    ruleHelpMarkdown(rule),
     "",
   ].join("\n");
 }

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { RULES } from "../rules/index.js";
 import type { Finding, LintRule, LintSeverity } from "../types.js";
 import { repoRelativePath } from "./paths.js";
+import { ruleHelpMarkdown } from "../rule-help.js";
 
 /** The subset of SARIF 2.1.0 this formatter writes (kept local: no dependency for a few types). */
 export interface SarifLog {
@@ -71,25 +72,6 @@ export interface SarifOptions {
   rules?: readonly LintRule[];
 }
 
-function ruleHelpMarkdown(rule: LintRule): string {
-  return [
-    rule.description,
-    "",
-    `**Fix:** ${rule.fix}`,
-    "",
-    "Triggers it:",
-    "",
-    "```yaml",
-    rule.examples.bad.trimEnd(),
-    "```",
-    "",
-    "Corrected:",
-    "",
-    "```yaml",
-    rule.examples.good.trimEnd(),
-    "```",
-  ].join("\n");
-}
 
 function sarifRule(rule: LintRule): SarifRule {
   return {
