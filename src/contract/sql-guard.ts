@@ -183,6 +183,27 @@ function tokenize(sql: string): Tok[] {
     throw new RuleExpressionError(sql, reason, token, offset);
   };
   let i = 0;
+  /** From the opening quote at `i`: the unescaped text up to its closing quote (doubled = one). */
+  const readQuoted = (quote: string, what: string, start: number): string => {
+    let value = "";
+    i++;
+    for (;;) {
+      if (i >= sql.length) fail(`unterminated ${what}`, sql.slice(start, start + 20), start);
+      const c = sql[i]!;
+      if (isDeceptive(c)) fail(`invisible or bidirectional control character ${codePointLabel(c)} inside a ${what}`, c, i);
+      if (c === quote) {
+        if (sql[i + 1] === quote) {
+          value += quote;
+          i += 2;
+          continue;
+        }
+        i++;
+        return value;
+      }
+      value += c;
+      i++;
+    }
+  };
   while (i < sql.length) {
     const ch = sql[i]!;
     if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") {
@@ -197,46 +218,12 @@ function tokenize(sql: string): Tok[] {
       if (prev && (prev.kind === "ident" || prev.kind === "qident") && prev.end === start) {
         fail(`prefixed string literals such as ${prev.text}'…' are not allowed; write a plain '…' literal`, prev.text, prev.start);
       }
-      let value = "";
-      i++;
-      for (;;) {
-        if (i >= sql.length) fail("unterminated string literal", sql.slice(start, start + 20), start);
-        const c = sql[i]!;
-        if (isDeceptive(c)) fail(`invisible or bidirectional control character ${codePointLabel(c)} inside a string literal`, c, i);
-        if (c === "'") {
-          if (sql[i + 1] === "'") {
-            value += "'";
-            i += 2;
-            continue;
-          }
-          i++;
-          break;
-        }
-        value += c;
-        i++;
-      }
+      const value = readQuoted("'", "string literal", start);
       toks.push({ kind: "string", text: sql.slice(start, i), value, start, end: i });
       continue;
     }
     if (ch === '"') {
-      let value = "";
-      i++;
-      for (;;) {
-        if (i >= sql.length) fail("unterminated quoted identifier", sql.slice(start, start + 20), start);
-        const c = sql[i]!;
-        if (isDeceptive(c)) fail(`invisible or bidirectional control character ${codePointLabel(c)} inside a quoted identifier`, c, i);
-        if (c === '"') {
-          if (sql[i + 1] === '"') {
-            value += '"';
-            i += 2;
-            continue;
-          }
-          i++;
-          break;
-        }
-        value += c;
-        i++;
-      }
+      const value = readQuoted('"', "quoted identifier", start);
       if (value === "") fail("empty quoted identifier", '""', start);
       toks.push({ kind: "qident", text: sql.slice(start, i), value, start, end: i });
       continue;
