@@ -25,50 +25,15 @@ if [[ -z "$java_major" || "${java_major%%.*}" -lt 17 ]]; then
   exit 1
 fi
 
-cached() { [[ -f "$LIB/.complete" && -f "$LIB/kafka_2.13-$VERSION.jar" ]]; }
-
-# The marker is written last, so an interrupted download is never mistaken for a cache.
-if cached; then
-  log "using cached Kafka $VERSION"
-  printf '%s\n' "$LIB"
-  exit 0
-fi
-
-command -v mvn >/dev/null 2>&1 || { log "Maven (mvn) is required to fetch Kafka from Maven Central"; exit 1; }
-mkdir -p "$HOME_DIR"
-# Two test files may provision at once: one fetches, the other waits and reuses its result.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$HOME_DIR/.lock"
-  flock 9
-  if cached; then
-    log "using Kafka $VERSION fetched by a concurrent run"
-    printf '%s\n' "$LIB"
-    exit 0
-  fi
-fi
-staging="$(mktemp -d "$HOME_DIR/lib.partial.XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
-
-log "fetching org.apache.kafka:kafka_2.13:$VERSION and its runtime dependencies"
-started=$SECONDS
-mvn -B -q -Dstyle.color=never -f "$POM" -Dkafka.version="$VERSION" \
-  dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$staging" >&2
-
-if [[ ! -f "$staging/kafka_2.13-$VERSION.jar" ]]; then
-  log "Maven finished but kafka_2.13-$VERSION.jar is missing from the copied dependencies"
-  exit 1
-fi
-
 # Smoke test: the storage tool (used to format KRaft storage) loads from this classpath.
-if ! java -Xmx128m -cp "$staging/*" kafka.tools.StorageTool version >/dev/null 2>&1; then
-  java -Xmx128m -cp "$staging/*" kafka.tools.StorageTool version >&2 || true
-  log "the fetched jars do not run kafka.tools.StorageTool"
-  exit 1
-fi
+kafka_smoke() {
+  if ! java -Xmx128m -cp "$1/*" kafka.tools.StorageTool version >/dev/null 2>&1; then
+    java -Xmx128m -cp "$1/*" kafka.tools.StorageTool version >&2 || true
+    log "the fetched jars do not run kafka.tools.StorageTool"
+    return 1
+  fi
+}
 
-rm -rf "$LIB"
-mv "$staging" "$LIB"
-trap - EXIT
-touch "$LIB/.complete"
-log "Kafka $VERSION ready in $((SECONDS - started))s ($(ls "$LIB" | grep -c '\.jar$') jars)"
-printf '%s\n' "$LIB"
+# shellcheck source=lib/maven-jars.sh
+source "$(dirname "$0")/lib/maven-jars.sh"
+maven_jars Kafka "$POM" kafka.version "$VERSION" "kafka_2.13-$VERSION.jar" "$LIB" kafka_smoke

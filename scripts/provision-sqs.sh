@@ -22,51 +22,14 @@ JAR="elasticmq-server_2.13-$VERSION.jar"
 
 command -v java >/dev/null 2>&1 || { log "java is required (ElasticMQ runs on Java 11 or newer)"; exit 1; }
 
-cached() { [[ -f "$LIB/.complete" && -f "$LIB/$JAR" ]]; }
-
-# The marker is written last, so an interrupted download is never mistaken for a cache.
-if cached; then
-  log "using cached ElasticMQ $VERSION"
-  printf '%s\n' "$LIB"
-  exit 0
-fi
-
-command -v mvn >/dev/null 2>&1 || { log "Maven (mvn) is required to fetch ElasticMQ from Maven Central"; exit 1; }
-mkdir -p "$HOME_DIR"
-# Two test files may provision at once: one fetches, the other waits and reuses its result.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$HOME_DIR/.lock"
-  flock 9
-  if cached; then
-    log "using ElasticMQ $VERSION fetched by a concurrent run"
-    printf '%s\n' "$LIB"
-    exit 0
-  fi
-fi
-staging="$(mktemp -d "$HOME_DIR/lib.partial.XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
-
-log "fetching org.elasticmq:elasticmq-server_2.13:$VERSION and its runtime dependencies"
-started=$SECONDS
-mvn -B -q -Dstyle.color=never -f "$POM" -Delasticmq.version="$VERSION" \
-  dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$staging" >&2
-
-if [[ ! -f "$staging/$JAR" ]]; then
-  log "Maven finished but $JAR is missing from the copied dependencies"
-  exit 1
-fi
-
 # Smoke test: the jar holds the server's main class (starting it here would block).
-if command -v jar >/dev/null 2>&1; then
-  if ! jar tf "$staging/$JAR" | grep -q '^org/elasticmq/server/Main'; then
+elasticmq_smoke() {
+  if command -v jar >/dev/null 2>&1 && ! jar tf "$1/$JAR" | grep -q '^org/elasticmq/server/Main'; then
     log "the fetched $JAR has no org.elasticmq.server.Main"
-    exit 1
+    return 1
   fi
-fi
+}
 
-rm -rf "$LIB"
-mv "$staging" "$LIB"
-trap - EXIT
-touch "$LIB/.complete"
-log "ElasticMQ $VERSION ready in $((SECONDS - started))s ($(ls "$LIB" | grep -c '\.jar$') jars)"
-printf '%s\n' "$LIB"
+# shellcheck source=lib/maven-jars.sh
+source "$(dirname "$0")/lib/maven-jars.sh"
+maven_jars ElasticMQ "$POM" elasticmq.version "$VERSION" "$JAR" "$LIB" elasticmq_smoke
