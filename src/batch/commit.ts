@@ -52,7 +52,7 @@ export async function writeAndCommit(
 ): Promise<CommittedBatch> {
   const counts: Counts = {
     sourceCount: batch.sourceCount,
-    goodCount: batch.good.length,
+    goodCount: batch.goodCount,
     badCount: batch.bad.length,
   };
   const record: CheckpointRecord = {

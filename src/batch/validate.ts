@@ -5,7 +5,9 @@ import type { SourceRecord } from "../sources/types.js";
 
 export interface ValidatedBatch {
   sourceCount: number;
+  /** Good rows; read `goodCount` for the number (the rows may be built on first access). */
   good: Row[];
+  goodCount: number;
   bad: QuarantineRow[];
   ruleCounts: RuleCount[];
   datasetRules: DatasetRuleResult[];
@@ -40,7 +42,7 @@ export async function validateRecords(
     }
   }
   if (values.length === 0) {
-    return { sourceCount: records.length, good: [], bad, ruleCounts: [], datasetRules: [] };
+    return { sourceCount: records.length, good: [], goodCount: 0, bad, ruleCounts: [], datasetRules: [] };
   }
   const result = await engine.validate(values, contract);
   for (const b of result.bad) {
@@ -50,6 +52,7 @@ export async function validateRecords(
   return {
     sourceCount: records.length,
     good: result.good,
+    goodCount: result.good.length,
     bad,
     ruleCounts: result.ruleCounts,
     datasetRules: result.datasetRules,

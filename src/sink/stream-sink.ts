@@ -195,7 +195,7 @@ export class StreamSink {
           return {
             batchId: committed.record.batchId,
             sourceCount: validated.sourceCount,
-            goodCount: validated.good.length,
+            goodCount: validated.goodCount,
             badCount: validated.bad.length,
             badAlreadyPresent: committed.write.badAlreadyPresent,
             cursor: committed.record.cursor,

@@ -152,7 +152,7 @@ export class StreamRuntime {
     return {
       validated: ref,
       sourceCount: validated.sourceCount,
-      goodCount: validated.good.length,
+      goodCount: validated.goodCount,
       badCount: validated.bad.length,
     };
   }
@@ -178,7 +178,7 @@ export class StreamRuntime {
     }
     const validated: ValidatedBatch = input.validated
       ? await this.spool.get<ValidatedBatch>(input.validated)
-      : { sourceCount: 0, good: [], bad: [], ruleCounts: [], datasetRules: [] };
+      : { sourceCount: 0, good: [], goodCount: 0, bad: [], ruleCounts: [], datasetRules: [] };
     const committed = await writeAndCommit(
       { lake: target.lake, store: target.store, storeInTarget: target.inTarget, key: input.key, writerId: input.writerId },
       {
