@@ -1,5 +1,6 @@
 import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "../checkpoint/types.js";
-import type { LakeWriter, WriteResult } from "../lake/types.js";
+import type { LakeWriter, WriteRequest, WriteResult } from "../lake/types.js";
+import { defineLazy } from "../util/lazy.js";
 import type { ValidatedBatch } from "./validate.js";
 
 /** Where a stream stands: what the last commit said. */
@@ -68,11 +69,15 @@ export async function writeAndCommit(
     },
     writerId: target.writerId,
   };
-  const request = { batchId: record.batchId, good: batch.good, bad: batch.bad };
+  // Built field by field, not spread: reading `good` could build rows the writer does not need.
+  const request = { batchId: record.batchId, bad: batch.bad } as WriteRequest;
+  defineLazy(request, "good", () => batch.good);
+  if (batch.goodColumns) request.goodColumns = batch.goodColumns;
   let write: WriteResult;
   let outcome: CommitOutcome;
   if (target.storeInTarget) {
-    write = await target.lake.write({ ...request, checkpoint: record });
+    request.checkpoint = record;
+    write = await target.lake.write(request);
     outcome = write.checkpointOutcome ?? "committed";
   } else {
     write = await target.lake.write(request);

@@ -1,13 +1,16 @@
 import type { Contract } from "../contract/types.js";
-import type { DatasetRuleResult, Engine, Row, RuleCount } from "../engine/types.js";
+import type { DatasetRuleResult, Engine, GoodColumns, Row, RuleCount } from "../engine/types.js";
 import type { QuarantineRow } from "../lake/types.js";
 import type { SourceRecord } from "../sources/types.js";
+import { defineLazy } from "../util/lazy.js";
 
 export interface ValidatedBatch {
   sourceCount: number;
   /** Good rows; read `goodCount` for the number (the rows may be built on first access). */
   good: Row[];
   goodCount: number;
+  /** The good rows column by column, when the engine made them (see GoodColumns). */
+  goodColumns?: GoodColumns;
   bad: QuarantineRow[];
   ruleCounts: RuleCount[];
   datasetRules: DatasetRuleResult[];
@@ -49,12 +52,14 @@ export async function validateRecords(
     const src = origin[b.index];
     bad.push({ record: b.record, raw: src?.raw, errors: b.errors, position: src?.position });
   }
-  return {
+  const batch = {
     sourceCount: records.length,
-    good: result.good,
-    goodCount: result.good.length,
+    goodCount: result.goodCount,
     bad,
     ruleCounts: result.ruleCounts,
     datasetRules: result.datasetRules,
-  };
+  } as ValidatedBatch;
+  if (result.goodColumns) batch.goodColumns = result.goodColumns;
+  // Forwarded, not read: the engine may build the rows only when they are asked for.
+  return defineLazy(batch, "good", () => result.good);
 }

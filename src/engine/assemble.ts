@@ -4,14 +4,20 @@
  */
 import type { DatasetRule, RowRule } from "../contract/types.js";
 import { typeLabel } from "./canonical.js";
+import { defineLazy } from "../util/lazy.js";
 import { lookupField, type EncodedBatch } from "./encode.js";
 import type { Check, Plan, PlanField } from "./plan.js";
-import type { BadRow, DatasetRuleResult, Row, RuleCount, RuleFailure, ValidationResult } from "./types.js";
+import type { BadRow, DatasetRuleResult, GoodColumns, Row, RuleCount, RuleFailure, ValidationResult } from "./types.js";
 
 /** What each engine hands back for one batch. Positions are engine rows (0..n-1). */
 export interface EngineOutput {
-  /** Per `plan.outputColumns` entry: that column's values over the good rows, in order. */
-  goodColumns: unknown[][];
+  /**
+   * Per `plan.outputColumns` entry: that column's values over the good rows, in order; or a
+   * function that makes them, called when the rows are first asked for.
+   */
+  goodColumns: unknown[][] | (() => unknown[][]);
+  /** The good rows as GoodColumns, when the engine made them. */
+  goodJson?: GoodColumns;
   /** Engine positions of bad rows, ascending, with the check codes each failed (all severities). */
   bad: Array<{ pos: number; codes: number[] }>;
   /** Failures per check, indexed by check code. */
@@ -198,7 +204,7 @@ function buildRows(
   engineBad: EngineOutput["bad"],
 ): Row[] {
   const make = rowFactory(plan);
-  const cols = out.goodColumns;
+  const cols = typeof out.goodColumns === "function" ? out.goodColumns() : out.goodColumns;
   // Engines hand back columns by position: a mismatch would shift values between rows.
   const consistent =
     out.goodCount + engineBad.length === enc.n &&
@@ -271,8 +277,9 @@ export function assemble(
     }
   }
 
-  // ── good rows ──
-  const good: Row[] = out ? buildRows(records, plan, enc, out, engineBad) : [];
+  if (out && out.goodCount + engineBad.length !== enc.n) {
+    throw new Error("internal error: engine output does not line up with the batch");
+  }
 
   // ── counts ──
   const ruleCounts: RuleCount[] = [];
@@ -283,5 +290,17 @@ export function assemble(
   }
   const goodCount = out?.goodCount ?? 0;
   const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i] ?? 0, goodCount));
-  return { good, bad, ruleCounts, datasetRules };
+  const result = { goodCount, bad, ruleCounts, datasetRules } as ValidationResult;
+  if (out && typeof out.goodColumns === "function") {
+    // Built on first access (and kept): a stream's writer may never need row objects.
+    let rows: Row[] | undefined;
+    defineLazy(result, "good", () => (rows ??= buildRows(records, plan, enc, out, engineBad)));
+  } else {
+    result.good = out ? buildRows(records, plan, enc, out, engineBad) : [];
+  }
+  // GoodColumns stand for the rows only when the rows are exactly the contract's fields.
+  if (out?.goodJson && !plan.passthrough && (plan.unknownPolicy !== "allow" || (enc.extra && !enc.extra.includes(1)))) {
+    result.goodColumns = out.goodJson;
+  }
+  return result;
 }

@@ -14,6 +14,7 @@ import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
+import { columnsFromJson, goodColumnsOf } from "./good-columns.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
 import { quoteIdent, quoteString } from "./sqltext.js";
@@ -158,16 +159,17 @@ export function buildStatement(plan: Plan, probe?: string): string {
   layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
   // The evaluated batch is read three times: materialise it once, with only the columns
   // read afterwards (not every intermediate string).
-  const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputColumns]);
+  const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.val)]);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
   ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length})`);
 
-  // Good-row columns come back as one string each, values joined by U+001E: several times
-  // cheaper than list() + to_json() + JSON.parse. Safe because no output column can contain
-  // U+001E (strings that were strings stay in the record; JSON text escapes control
-  // characters; the rest is canonical numbers, dates and decimals), and none is ever ''
-  // except NULL, written as ''.
-  const cols = plan.outputColumns.map((c) => `string_agg(coalesce(CAST(${quoteIdent(c)} AS VARCHAR), ''), chr(30))`);
+  // Good rows come back as one JSON array per contract field (GoodColumns): built by DuckDB in
+  // one pass, handed to the lake writer as they are, and parsed into row objects only if
+  // someone asks for the rows. Integers travel as decimal text, exact beyond 2^53.
+  const cols = plan.outputs.map((o) => {
+    const v = quoteIdent(o.field.val);
+    return `CAST(to_json(list(${o.kind === "int" ? `CAST(${v} AS VARCHAR)` : v})) AS VARCHAR)`;
+  });
   const counts = plan.checks.length ? `[${plan.checks.map((c) => `count_if(${quoteIdent(c.flag)})`).join(", ")}]` : "[]";
   const dataset = plan.dataset.map((d) => {
     switch (d.rule.kind) {
@@ -188,18 +190,6 @@ export function buildStatement(plan: Plan, probe?: string): string {
 }
 
 const MAX_COMPILED = 16;
-
-function splitColumn(joined: string | null, kind: Plan["outputColumnKinds"][number]): unknown[] {
-  if (joined === null) return [];
-  const parts: unknown[] = joined.split("\u001e");
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i] as string;
-    if (p === "") parts[i] = null;
-    else if (kind === "float") parts[i] = Number(p);
-    else if (kind === "bool") parts[i] = p === "true";
-  }
-  return parts;
-}
 
 interface Compiled {
   plan: Plan;
@@ -253,8 +243,10 @@ export class DuckDBEngine implements Engine {
     const row = reader.getRowsJS()[0]!;
     const doc = JSON.parse(row[0] as string) as Doc;
     const bad = JSON.parse((row[1] as string | null) ?? "[]") as Array<{ p: number; c: string }>;
+    const good = goodColumnsOf(plan, doc.n, row.slice(2) as Array<string | null>);
     const out: EngineOutput = {
-      goodColumns: plan.outputColumnKinds.map((kind, i) => splitColumn(row[i + 2] as string | null, kind)),
+      goodColumns: () => columnsFromJson(plan, good),
+      goodJson: good,
       bad: bad.map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
       counts: doc.counts,
       goodCount: doc.n,
@@ -279,7 +271,7 @@ export class DuckDBEngine implements Engine {
   }
 
   private async prepare(contract: Contract): Promise<Compiled> {
-    const plan = compilePlan(contract);
+    const plan = compilePlan(contract, { allStringText: true });
     const dry = batchPayload(plan, dryRunBatch(plan));
     let stmt: DuckDBPreparedStatement | undefined;
     try {

@@ -139,7 +139,15 @@ export interface Plan {
   tagWords: string[];
 }
 
-export function compilePlan(contract: Contract): Plan {
+export interface PlanOptions {
+  /**
+   * Send the text of every string value, so the engine can return whole good columns
+   * (GoodColumns) instead of leaving strings to be taken from the records.
+   */
+  allStringText?: boolean;
+}
+
+export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan {
   const fields: PlanField[] = [];
   const byName = new Map<string, PlanField>();
   const addField = (name: string, spec?: FieldSpec): PlanField => {
@@ -151,7 +159,7 @@ export function compilePlan(contract: Contract): Plan {
       type: spec ? spec.type : "untyped",
       json: spec?.type === "json",
       keepNested: !spec,
-      stringText: spec?.type !== "string",
+      stringText: options.allStringText === true || spec?.type !== "string",
       text: `__ll_x${k}`,
       tag: `__ll_t${k}`,
       val: `__ll_v${k}`,

@@ -1,4 +1,4 @@
-import type { Contract, Severity } from "../contract/types.js";
+import type { Contract, FieldType, Severity } from "../contract/types.js";
 
 /** A validated row: contract fields only (plus unknown fields under `allow`), values coerced. */
 export type Row = Record<string, unknown>;
@@ -34,9 +34,29 @@ export interface DatasetRuleResult {
   message: string;
 }
 
+/**
+ * The good rows column by column, each column one JSON array text in arrival order: what a
+ * writer can pass to its database as it is, without building row objects (the DuckDB engine
+ * makes them inside DuckDB). Values are the canonical row values (docs/contracts.md), spelt:
+ * integer as decimal strings (exact beyond 2^53), json as its JSON text in a string, decimal,
+ * date and timestamp as their canonical text, the rest as JSON strings, numbers and booleans.
+ */
+export interface GoodColumns {
+  count: number;
+  /** One per contract field, in contract order. */
+  fields: Array<{ name: string; type: FieldType; json: string }>;
+}
+
 export interface ValidationResult {
-  /** Good rows in arrival order, values canonical (see docs/contracts.md "Canonical values"). */
+  /**
+   * Good rows in arrival order, values canonical (see docs/contracts.md "Canonical values").
+   * An engine that returns `goodColumns` builds these on first access.
+   */
   good: Row[];
+  /** good.length, without building the rows. */
+  goodCount: number;
+  /** Present when the good rows hold exactly the contract's fields (no passthrough keys). */
+  goodColumns?: GoodColumns;
   bad: BadRow[];
   /** Per-rule failure counts, including warning/info rules that do not quarantine. */
   ruleCounts: RuleCount[];

@@ -13,7 +13,7 @@ import {
   type DuckDBValue,
 } from "@duckdb/node-api";
 import type { FieldType } from "../contract/types.js";
-import type { Row } from "../engine/types.js";
+import type { GoodColumns, Row } from "../engine/types.js";
 import { EXTRA_COLUMN, RECORD_COLUMN, type LakeConfig } from "./config.js";
 import { LakeWriteError } from "./errors.js";
 import { toJsonText } from "./json.js";
@@ -34,6 +34,8 @@ export interface ColumnPlan {
   convert: (value: unknown) => DuckDBValue | null;
   /** The same value for the DuckDB writer's JSON batch document (see `payloadOf`). */
   payload: PayloadCodec;
+  /** How the column reads the engine's GoodColumns spelling instead (see `goodColumnsBatch`). */
+  canonical: Pick<PayloadCodec, "jsonType" | "sql">;
 }
 
 /** A value as it travels in the DuckDB writer's JSON batch document. */
@@ -113,7 +115,16 @@ function extraKeys(declared: readonly string[]): (row: Row) => unknown {
 function plan(name: string, kind: FieldType, get: (row: Row) => unknown, precision?: number, scale?: number): ColumnPlan {
   const sqlType = sqlTypeOf(kind, precision, scale);
   const convert = converterOf(kind, name);
-  return { name, kind, sqlType, vectorType: vectorTypeOf(kind), get, convert, payload: payloadCodecOf(kind, name, sqlType, convert) };
+  return {
+    name,
+    kind,
+    sqlType,
+    vectorType: vectorTypeOf(kind),
+    get,
+    convert,
+    payload: payloadCodecOf(kind, name, sqlType, convert),
+    canonical: canonicalCodecOf(kind, sqlType),
+  };
 }
 
 function vectorTypeOf(kind: FieldType): DuckDBType {
@@ -216,6 +227,28 @@ function int64Payload(b: bigint, column: string, kind: FieldType, shown: unknown
   return b >= -MAX_SAFE_BIG && b <= MAX_SAFE_BIG ? Number(b) : b.toString();
 }
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * How each column kind reads GoodColumns (engine/types.ts): canonical values, integers as
+ * decimal text, json as JSON text, decimal/date/timestamp as canonical text. The values were
+ * checked by the engine, so nothing is checked again here.
+ */
+function canonicalCodecOf(kind: FieldType, sqlType: string): Pick<PayloadCodec, "jsonType" | "sql"> {
+  switch (kind) {
+    case "string":
+      return { jsonType: "VARCHAR", sql: (r) => r };
+    case "double":
+      return { jsonType: "DOUBLE", sql: (r) => r };
+    case "boolean":
+      return { jsonType: "BOOLEAN", sql: (r) => r };
+    case "timestamp":
+      // Canonical text is UTC with a trailing Z; without it the cast ignores the session's zone.
+      return { jsonType: "VARCHAR", sql: (r) => `CAST(left(${r}, -1) AS TIMESTAMP)` };
+    default:
+      // integer, decimal, date, json: text cast to the column type.
+      return { jsonType: "VARCHAR", sql: (r) => `CAST(${r} AS ${sqlType})` };
+  }
+}
 
 /**
  * The JSON form of each column kind. It accepts exactly what `converterOf` accepts and stores
@@ -541,6 +574,8 @@ export interface PayloadBatch {
   count: number;
   /** Some written row has a NULL key part (the delete then also matches NULLs). */
   nullKey: boolean;
+  /** How the values are spelt: by each plan's `payload` codec, or as the engine's GoodColumns (`canonical`). */
+  form: "payload" | "canonical";
 }
 
 /** Stands for NULL in key comparisons: NULL key parts match each other (IS NOT DISTINCT FROM). */
@@ -548,11 +583,8 @@ const NULL_KEY = Symbol("null key");
 
 /**
  * The good rows as the DuckDB writer's JSON documents, values spelt by each plan's PayloadCodec.
- * With `keyPlans` (merge, keyed overwrite) only the last row per key is kept, in arrival
- * order; keys compare on their spelt values, which are one spelling per stored value (a
- * number while exact, else digits; days; microseconds), so `1` and `1n`, or two spellings of
- * one instant, are one key. Throws LakeWriteError naming the row and column of a value that
- * cannot be stored.
+ * With `keyPlans` (merge, keyed overwrite) only the last row per key is kept (`lastPerKey`).
+ * Throws LakeWriteError naming the row and column of a value that cannot be stored.
  */
 export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[], keyPlans?: readonly number[]): PayloadBatch {
   const columns = new Array<PayloadValue[] | undefined>(plans.length);
@@ -561,21 +593,8 @@ export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[],
   const keyed = keyPlans !== undefined && keyPlans.length > 0;
   if (keyed) {
     for (const p of keyPlans) columns[p] = payloadColumn(plans[p]!, rows, undefined);
-    const last = new Map<unknown, number>();
-    const n = rows.length;
-    if (keyPlans.length === 1) {
-      const kind = plans[keyPlans[0]!]!.kind;
-      const values = columns[keyPlans[0]!]!;
-      for (let i = 0; i < n; i++) last.set(keyPart(kind, values[i]!), i);
-    } else {
-      const parts = keyPlans.map((p) => ({ kind: plans[p]!.kind, values: columns[p]! }));
-      // JSON of the parts: unambiguous, unlike joining them with a separator.
-      for (let i = 0; i < n; i++) {
-        last.set(JSON.stringify(parts.map((k) => { const v = keyPart(k.kind, k.values[i]!); return v === NULL_KEY ? null : v; })), i);
-      }
-    }
-    if (last.size !== n) {
-      selected = [...last.values()].sort((a, b) => a - b);
+    selected = lastPerKey(plans, keyPlans, columns as PayloadValue[][], rows.length);
+    if (selected) {
       const pick = selected;
       for (const p of keyPlans) columns[p] = pick.map((i) => columns[p]![i]!);
     }
@@ -583,9 +602,66 @@ export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[],
   }
   const doc: Record<string, PayloadValue[]> = {};
   for (let c = 0; c < plans.length; c++) doc[`c${c}`] = columns[c] ??= payloadColumn(plans[c]!, rows, selected);
-  const result: PayloadBatch = { doc: jsonDocument(doc), count: selected?.length ?? rows.length, nullKey };
+  const result: PayloadBatch = { doc: jsonDocument(doc), count: selected?.length ?? rows.length, nullKey, form: "payload" };
   if (keyed) result.keysDoc = jsonDocument(Object.fromEntries(keyPlans.map((p) => [`c${p}`, columns[p]!])));
   return result;
+}
+
+/**
+ * The batch document straight from the engine's GoodColumns: the column texts are joined, not
+ * parsed (only key columns are, to find duplicate keys). Undefined when the columns do not
+ * match the table's plans one to one, or when a keyed batch repeats a key: the caller then
+ * uses `payloadBatch` over the rows, which keeps the last row per key.
+ */
+export function goodColumnsBatch(
+  plans: readonly ColumnPlan[],
+  good: GoodColumns,
+  keyPlans?: readonly number[],
+): PayloadBatch | undefined {
+  const fields = good.fields;
+  // Under unknown_fields: allow the table's last column holds extra keys; GoodColumns have none.
+  const extra = plans.length === fields.length + 1 && plans[plans.length - 1]!.name === EXTRA_COLUMN;
+  if (fields.length !== plans.length - (extra ? 1 : 0) || fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) {
+    return undefined;
+  }
+  const json = (c: number): string => (c < fields.length ? fields[c]!.json : `[${"null,".repeat(good.count - 1)}null]`);
+  const doc = (which: readonly number[]): string => `{${which.map((c) => `"c${c}":${json(c)}`).join(",")}}`;
+  const result: PayloadBatch = { doc: doc(plans.map((_, c) => c)), count: good.count, nullKey: false, form: "canonical" };
+  if (keyPlans !== undefined && keyPlans.length > 0) {
+    const columns: PayloadValue[][] = [];
+    for (const p of keyPlans) columns[p] = JSON.parse(fields[p]!.json) as PayloadValue[];
+    if (lastPerKey(plans, keyPlans, columns, good.count)) return undefined;
+    result.nullKey = keyPlans.some((p) => columns[p]!.includes(null));
+    result.keysDoc = doc(keyPlans);
+  }
+  return result;
+}
+
+/**
+ * With keys: the rows to keep, the last per key in arrival order, or undefined when every key
+ * is distinct. Keys compare on their spelt values, which are one spelling per stored value (a
+ * number while exact, else digits; days; microseconds; canonical text), so `1` and `1n`, or
+ * two spellings of one instant, are one key.
+ */
+function lastPerKey(
+  plans: readonly ColumnPlan[],
+  keyPlans: readonly number[],
+  columns: ReadonlyArray<readonly PayloadValue[]>,
+  n: number,
+): number[] | undefined {
+  const last = new Map<unknown, number>();
+  if (keyPlans.length === 1) {
+    const kind = plans[keyPlans[0]!]!.kind;
+    const values = columns[keyPlans[0]!]!;
+    for (let i = 0; i < n; i++) last.set(keyPart(kind, values[i]!), i);
+  } else {
+    const parts = keyPlans.map((p) => ({ kind: plans[p]!.kind, values: columns[p]! }));
+    // JSON of the parts: unambiguous, unlike joining them with a separator.
+    for (let i = 0; i < n; i++) {
+      last.set(JSON.stringify(parts.map((k) => { const v = keyPart(k.kind, k.values[i]!); return v === NULL_KEY ? null : v; })), i);
+    }
+  }
+  return last.size === n ? undefined : [...last.values()].sort((a, b) => a - b);
 }
 
 /** One column over the rows (all, or the `selected` indices). */

@@ -5,6 +5,7 @@ import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointStore } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import {
+  goodColumnsBatch,
   jsonDocument,
   payloadBatch,
   planColumns,
@@ -94,7 +95,7 @@ export class DuckDBLakeWriter implements LakeWriter {
     // The JS work comes first: a bad value fails the batch naming its row and column before
     // anything is written, and the transaction is a chain of DuckDB calls with nothing between
     // them (so it holds its locks briefly, and overlaps well with JS work elsewhere).
-    const good = req.good.length > 0 ? payloadBatch(this.plans, req.good, keyed ? this.keyPlans : undefined) : undefined;
+    const good = this.goodDocument(req, keyed ? this.keyPlans : undefined);
     const quarantine = this.quarantineDocument(req);
     if (req.checkpoint && !this.checkpointTableReady) {
       await ensureCheckpointTable(conn);
@@ -115,8 +116,9 @@ export class DuckDBLakeWriter implements LakeWriter {
       else if (config.strategy === "merge" && good) await this.deleteKeys(s, good);
       let goodWritten = 0;
       if (good) {
-        s.insert.bindVarchar(1, good.doc);
-        goodWritten = (await s.insert.run()).rowsChanged;
+        const insert = s[good.form].insert;
+        insert.bindVarchar(1, good.doc);
+        goodWritten = (await insert.run()).rowsChanged;
       }
       let badWritten = 0;
       if (quarantine) {
@@ -148,8 +150,19 @@ export class DuckDBLakeWriter implements LakeWriter {
    * rows.
    */
   private async deleteKeys(s: Statements, good: PayloadBatch): Promise<void> {
-    await this.conn.run(s.deleteKeysSql!, [good.keysDoc!]);
-    if (good.nullKey) await this.conn.run(s.deleteNullKeysSql!, [good.keysDoc!]);
+    const { deleteKeysSql, deleteNullKeysSql } = s[good.form];
+    await this.conn.run(deleteKeysSql!, [good.keysDoc!]);
+    if (good.nullKey) await this.conn.run(deleteNullKeysSql!, [good.keysDoc!]);
+  }
+
+  /** The good rows as one document: the engine's GoodColumns when they fit, else spelt from the rows. */
+  private goodDocument(req: WriteRequest, keyPlans: readonly number[] | undefined): PayloadBatch | undefined {
+    if (req.goodColumns) {
+      if (req.goodColumns.count === 0) return undefined;
+      const direct = goodColumnsBatch(this.plans, req.goodColumns, keyPlans);
+      if (direct) return direct;
+    }
+    return req.good.length > 0 ? payloadBatch(this.plans, req.good, keyPlans) : undefined;
   }
 
   private quarantineDocument(req: WriteRequest): QuarantineDocument | undefined {
@@ -177,13 +190,19 @@ export class DuckDBLakeWriter implements LakeWriter {
  */
 interface Statements {
   truncate: DuckDBPreparedStatement;
+  /** Per spelling of the batch document (PayloadBatch.form). */
+  payload: DocumentStatements;
+  canonical: DocumentStatements;
+  /** Insert quarantine rows whose id is absent. */
+  quarantineSql?: string;
+}
+
+interface DocumentStatements {
   /** $1 the batch document: insert its rows. */
   insert: DuckDBPreparedStatement;
   /** $1 the keys document (merge). */
   deleteKeysSql?: string;
   deleteNullKeysSql?: string;
-  /** Insert quarantine rows whose id is absent. */
-  quarantineSql?: string;
 }
 
 async function prepareStatements(
@@ -196,20 +215,28 @@ async function prepareStatements(
   const table = quoteIdent(config.table);
   // Table columns the contract fills; the others (fields since dropped) default to NULL.
   const filled = tableColumns.filter((c) => c.plan >= 0);
+  const forForm = async (codec: (p: ColumnPlan) => Codec): Promise<DocumentStatements> => {
+    const select = (which: readonly number[]) => documentSelect(plans, which, codec);
+    const d: DocumentStatements = {
+      insert: await conn.prepare(
+        `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) ` +
+          `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM (${select(plans.map((_, i) => i))})`,
+      ),
+    };
+    if (config.strategy === "merge") {
+      const keys = `(${select(keyPlans)}) AS s`;
+      const match = (op: string) => keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} s.c${p}`).join(" AND ");
+      d.deleteKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`;
+      const someNull = keyPlans.map((p) => `s.c${p} IS NULL`).join(" OR ");
+      d.deleteNullKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`;
+    }
+    return d;
+  };
   const s: Statements = {
     truncate: await conn.prepare(`DELETE FROM ${table}`),
-    insert: await conn.prepare(
-      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) ` +
-        `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM (${documentSelect(plans, plans.map((_, i) => i))})`,
-    ),
+    payload: await forForm((p) => p.payload),
+    canonical: await forForm((p) => p.canonical),
   };
-  if (config.strategy === "merge") {
-    const keys = `(${documentSelect(plans, keyPlans)}) AS s`;
-    const match = (op: string) => keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} s.c${p}`).join(" AND ");
-    s.deleteKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`;
-    const someNull = keyPlans.map((p) => `s.c${p} IS NULL`).join(" OR ");
-    s.deleteNullKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`;
-  }
   if (config.quarantine.enabled) s.quarantineSql = quarantineInsertSql(config.quarantine.target);
   return s;
 }
@@ -224,10 +251,12 @@ async function prepareStatements(
  * and its optimizer copies the expanded lists around; joined with a table (the merge's delete,
  * quarantine's NOT EXISTS) that cost ~4 ms per 10k keys (measured on 1.5.6), the subquery ~0.
  */
-function documentSelect(plans: readonly ColumnPlan[], which: readonly number[]): string {
-  const struct = `{${which.map((i) => `"c${i}":["${plans[i]!.payload.jsonType}"]`).join(",")}}`;
+type Codec = Pick<ColumnPlan["payload"], "jsonType" | "sql">;
+
+function documentSelect(plans: readonly ColumnPlan[], which: readonly number[], codec: (p: ColumnPlan) => Codec): string {
+  const struct = `{${which.map((i) => `"c${i}":["${codec(plans[i]!).jsonType}"]`).join(",")}}`;
   return (
-    `SELECT ${which.map((i) => `${plans[i]!.payload.sql(`r.c${i}`)} AS c${i}`).join(", ")} FROM ` +
+    `SELECT ${which.map((i) => `${codec(plans[i]!).sql(`r.c${i}`)} AS c${i}`).join(", ")} FROM ` +
     `(SELECT ${which.map((i) => `unnest(j.c${i}) AS c${i}`).join(", ")} ` +
     `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS r`
   );

@@ -1,5 +1,5 @@
 import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
-import type { Row, RuleFailure } from "../engine/types.js";
+import type { GoodColumns, Row, RuleFailure } from "../engine/types.js";
 
 /** A row on its way to quarantine: the original record and everything needed to explain it. */
 export interface QuarantineRow {
@@ -15,6 +15,11 @@ export interface QuarantineRow {
 export interface WriteRequest {
   batchId: number;
   good: Row[];
+  /**
+   * The same good rows column by column, when the engine made them: a writer that can store
+   * them as they are does so and never reads `good` (which may then never be built).
+   */
+  goodColumns?: GoodColumns;
   bad: QuarantineRow[];
   /**
    * When set, the target commits this checkpoint in the same transaction as the rows

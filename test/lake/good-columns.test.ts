@@ -1,0 +1,111 @@
+/**
+ * The DuckDB engine hands good rows to the lake as GoodColumns (one JSON array per field) and
+ * the DuckDB writer stores those texts as they are. Whatever path a batch takes, the table must
+ * hold exactly what writing the row objects holds.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Contract } from "../../src/contract/types.js";
+import { createEngine } from "../../src/engine/index.js";
+import type { Engine, ValidationResult } from "../../src/engine/types.js";
+import { openLake, readTable } from "../../src/lake/index.js";
+import type { WriteRequest } from "../../src/lake/types.js";
+import { generateCorpus, parityContract } from "../engine/corpus.js";
+import { makeContract } from "../support/contract.js";
+import { tempDir } from "./helpers.js";
+
+const cleanups: Array<() => void> = [];
+let engine: Engine;
+beforeAll(async () => {
+  engine = await createEngine("duckdb");
+});
+afterAll(async () => {
+  await engine.close();
+  cleanups.forEach((c) => c());
+});
+
+function lakeDir(label: string): string {
+  const d = tempDir(label);
+  cleanups.push(d.cleanup);
+  return d.path;
+}
+
+function withTarget(c: Contract, strategy: "append" | "merge", primaryKey: string[] = []): Contract {
+  return {
+    ...c,
+    primaryKey,
+    materialization: { ...c.materialization, strategy, strategyDeclared: true },
+    // Extra keys in the corpus are dropped, so good rows are exactly the fields.
+    schemaPolicy: { ...c.schemaPolicy, unknownFields: "drop" },
+  };
+}
+
+/** Write `result` to a fresh lake, through its GoodColumns or (columns: false) its rows only. */
+async function store(contract: Contract, results: ValidationResult[], columns: boolean): Promise<unknown[]> {
+  const targetPath = lakeDir(columns ? "gc-columns" : "gc-rows");
+  const writer = await openLake(contract, { targetPath });
+  let batchId = 0;
+  for (const r of results) {
+    const request: WriteRequest = { batchId: ++batchId, good: r.good, bad: [] };
+    if (columns) {
+      expect(r.goodColumns).toBeDefined();
+      request.goodColumns = r.goodColumns;
+    }
+    await writer.write(request);
+  }
+  await writer.close();
+  return readTable(contract, { targetPath });
+}
+
+describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
+  it("store exactly what the rows store, for every type and edge value of the parity corpus", async () => {
+    const contract = withTarget(parityContract, "append");
+    const results = [await engine.validate(generateCorpus(3000, 7), contract), await engine.validate(generateCorpus(500, 8), contract)];
+    expect(results[0]!.goodColumns!.count).toBe(results[0]!.good.length);
+    expect(results[0]!.goodCount).toBeGreaterThan(100);
+    const viaColumns = await store(contract, results, true);
+    const viaRows = await store(contract, results, false);
+    expect(viaColumns).toHaveLength(results[0]!.goodCount + results[1]!.goodCount);
+    expect(viaColumns).toEqual(viaRows);
+  });
+
+  it("merge: replace earlier rows by key, and a batch that repeats a key keeps its last row", async () => {
+    const contract = withTarget(
+      makeContract({ dataset: "gc_merge", fields: [{ name: "id", type: "integer" }, { name: "v", type: "string" }], unknownFields: "drop" }),
+      "merge",
+      ["id"],
+    );
+    const first = await engine.validate([{ id: 1, v: "a" }, { id: 2, v: "b" }, { id: 2n ** 60n, v: "big" }], contract);
+    const second = await engine.validate([{ id: 2, v: "b2" }, { id: 3, v: "c" }, { id: "3", v: "c2" }, { id: 2n ** 60n, v: "big2" }], contract);
+    const viaColumns = await store(contract, [first, second], true);
+    expect(viaColumns).toEqual(await store(contract, [first, second], false));
+    const byId = new Map((viaColumns as Array<{ id: unknown; v: string }>).map((r) => [String(r.id), r.v]));
+    expect(Object.fromEntries(byId)).toEqual({ "1": "a", "2": "b2", "3": "c2", [String(2n ** 60n)]: "big2" });
+  });
+
+  it("the writer never builds the rows when the columns fit the table", async () => {
+    const contract = withTarget(parityContract, "append");
+    const r = await engine.validate(generateCorpus(200, 9), contract);
+    const targetPath = lakeDir("gc-lazy");
+    const writer = await openLake(contract, { targetPath });
+    const request = { batchId: 1, bad: [], goodColumns: r.goodColumns } as unknown as WriteRequest;
+    Object.defineProperty(request, "good", {
+      get: () => {
+        throw new Error("rows were read");
+      },
+    });
+    const result = await writer.write(request);
+    await writer.close();
+    expect(result.goodWritten).toBe(r.goodCount);
+  });
+
+  it("are given only when the good rows are exactly the contract's fields", async () => {
+    const fields = [{ name: "id", type: "integer" as const }];
+    const allow = makeContract({ fields, unknownFields: "allow" });
+    expect((await engine.validate([{ id: 1 }], allow)).goodColumns?.fields.map((f) => [f.name, f.json])).toEqual([["id", '["1"]']]);
+    // An extra key travels with its row, which the columns cannot carry.
+    expect((await engine.validate([{ id: 1, extra: true }], allow)).goodColumns).toBeUndefined();
+    expect((await engine.validate([{ id: 1, extra: true }], makeContract({ fields, unknownFields: "drop" }))).goodColumns).toBeDefined();
+    // No declared fields: rows are the records themselves.
+    expect((await engine.validate([{ id: 1 }], makeContract({ fields: [] }))).goodColumns).toBeUndefined();
+  });
+});
