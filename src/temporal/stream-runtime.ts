@@ -1,8 +1,6 @@
-import { join } from "node:path";
-import { tmpdir } from "node:os";
 import { BatchCollector, receiveBatch, recordBytes, type BatchLimits } from "../batch/collect.js";
 import { writeAndCommit } from "../batch/commit.js";
-import { Spool } from "../batch/spool.js";
+import { Spool, type SpoolOptions } from "../batch/spool.js";
 import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
 import type { CheckpointStore, Cursor } from "../checkpoint/types.js";
@@ -40,6 +38,12 @@ interface OpenSource {
   cursor: string | null;
 }
 
+/** A fetched batch as it waits in the spool; an ack source's tokens are live handles, kept with it. */
+interface FetchedBatch {
+  records: SourceRecord[];
+  ack?: { source: AckSource; tokens: unknown[] };
+}
+
 interface Target {
   lake: LakeWriter;
   store: CheckpointStore;
@@ -59,13 +63,9 @@ export class StreamRuntime {
   private readonly engines = new Map<string, Promise<Engine>>();
   private readonly targets = new Map<string, Promise<Target>>();
   private readonly sources = new Map<string, OpenSource>();
-  /** Ack tokens of fetched batches, by spool reference: they are live handles, never serialised. */
-  private readonly ackTokens = new Map<string, { source: AckSource; tokens: unknown[] }>();
 
-  constructor(options: { spoolDir?: string } = {}) {
-    const parent = join(tmpdir(), "lakelogic-spool");
-    Spool.sweep(parent, 60 * 60 * 1000);
-    this.spool = new Spool(options.spoolDir ?? join(parent, `${process.pid}-${Date.now()}`));
+  constructor(options: { spool?: SpoolOptions } = {}) {
+    this.spool = new Spool(options.spool);
   }
 
   contract(path: string): Promise<Contract> {
@@ -127,8 +127,8 @@ export class StreamRuntime {
     }
     open.cursor = cursor;
 
-    const spool = records.length > 0 ? await this.spool.put("fetched", records) : null;
-    if (spool && tokens) this.ackTokens.set(spool, { source: source as AckSource, tokens });
+    const fetched: FetchedBatch = { records, ...(tokens ? { ack: { source: source as AckSource, tokens } } : {}) };
+    const spool = records.length > 0 ? this.spool.put("fetched", fetched) : null;
     const lag = (await source.lag?.().catch(() => undefined)) ?? null;
     return {
       spool,
@@ -146,9 +146,9 @@ export class StreamRuntime {
   async validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult> {
     const contract = await this.contract(input.spec.contract);
     const engine = await this.engine(input.spec.engine ?? "duckdb");
-    const records = await this.spool.get<SourceRecord[]>(input.spool);
+    const { records } = this.spool.get<FetchedBatch>(input.spool);
     const validated = await validateRecords(engine, contract, records);
-    const ref = await this.spool.put("validated", validated);
+    const ref = this.spool.put("validated", validated);
     return {
       validated: ref,
       sourceCount: validated.sourceCount,
@@ -177,7 +177,7 @@ export class StreamRuntime {
       };
     }
     const validated: ValidatedBatch = input.validated
-      ? await this.spool.get<ValidatedBatch>(input.validated)
+      ? this.spool.get<ValidatedBatch>(input.validated)
       : { sourceCount: 0, good: [], goodCount: 0, bad: [], ruleCounts: [], datasetRules: [] };
     const committed = await writeAndCommit(
       { lake: target.lake, store: target.store, storeInTarget: target.inTarget, key: input.key, writerId: input.writerId },
@@ -190,7 +190,8 @@ export class StreamRuntime {
       validated,
     );
     // The fetched records of an ack source are dropped by ackBatch, after the acknowledgement.
-    await this.spool.drop(input.validated, this.ackTokens.has(input.fetched ?? "") ? null : input.fetched);
+    const fetched = input.fetched ? this.spool.peek<FetchedBatch>(input.fetched) : undefined;
+    this.spool.drop(input.validated, fetched?.ack ? null : input.fetched);
     const source = this.sources.get(input.key)?.source;
     if (source?.kind === "cursor") await source.committed?.(committed.record.cursor);
     return {
@@ -204,23 +205,11 @@ export class StreamRuntime {
 
   /** I8: queue messages are acknowledged only after their batch committed. */
   async ackBatch(input: AckBatchInput): Promise<void> {
-    const pending = this.ackTokens.get(input.spool);
-    if (pending) {
-      await pending.source.ack(pending.tokens);
-      this.ackTokens.delete(input.spool);
-    }
-    await this.spool.drop(input.spool);
-  }
-
-  /** Drop a fetched batch that will not be written (e.g. the workflow restarts the batch). */
-  async discard(spool: string | null): Promise<void> {
-    if (!spool) return;
-    const pending = this.ackTokens.get(spool);
-    if (pending) {
-      await pending.source.nack?.(pending.tokens).catch(() => undefined);
-      this.ackTokens.delete(spool);
-    }
-    await this.spool.drop(spool);
+    // A batch dropped from the spool before its ack (evicted) is redelivered by the queue; the
+    // merge on the primary key makes that harmless.
+    const ack = this.spool.peek<FetchedBatch>(input.spool)?.ack;
+    if (ack) await ack.source.ack(ack.tokens);
+    this.spool.drop(input.spool);
   }
 
   async close(): Promise<void> {
@@ -238,7 +227,7 @@ export class StreamRuntime {
     this.targets.clear();
     for (const e of this.engines.values()) await (await e.catch(() => undefined))?.close().catch(() => undefined);
     this.engines.clear();
-    this.spool.destroy();
+    this.spool.clear();
   }
 
   /** The cached source for this stream, repositioned when the workflow asks for another cursor. */

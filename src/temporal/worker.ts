@@ -18,8 +18,6 @@ export interface LakeLogicWorkerOptions {
   shutdownGraceTimeMs?: number;
   /** A pre-built workflow bundle (tests build it once per file); default: bundle `workflows/`. */
   workflowBundle?: WorkerOptions["workflowBundle"];
-  /** Where batches wait between activities on this worker. */
-  spoolDir?: string;
   /** Concurrent batch activities on this worker. Default 4. */
   maxConcurrentActivities?: number;
   /** This worker's own queue; default `<taskQueue>@<host>-<pid>-<random>`. Must be unique per process. */
@@ -44,7 +42,8 @@ export function workflowsPath(): string {
 /**
  * One LakeLogic worker process = two Temporal workers on one connection: the shared queue
  * (workflows, `openStream`, and the local activities validate/write/ack) and this process's
- * own queue (fetchBatch), the worker-specific task queue pattern that keeps a batch's spool local.
+ * own queue (fetchBatch), the worker-specific task queue pattern that keeps a batch's spool local
+ * (the spool is this process's memory).
  */
 export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}): Promise<LakeLogicWorker> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233";
@@ -55,7 +54,7 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
   const shutdownGraceTime = options.shutdownGraceTimeMs ?? 30_000;
 
   const connection = await NativeConnection.connect({ address });
-  const runtime = new StreamRuntime({ spoolDir: options.spoolDir });
+  const runtime = new StreamRuntime();
   const sharedWorker = await Worker.create({
     connection,
     namespace,
