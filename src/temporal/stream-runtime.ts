@@ -31,6 +31,10 @@ const IDLE_FETCH_MS = 30_000;
 
 interface OpenSource {
   source: Source;
+  /** The source config and mode it was opened with: a fetch with others gets a new source. */
+  identity: string;
+  /** available_now: the end snapshot (encoded) of the drain this source reads, once known. */
+  drainEnd?: string | null;
   /** Ends the source's read loop when the source is dropped (not per activity call). */
   reading: AbortController;
   collector?: BatchCollector;
@@ -104,6 +108,7 @@ export class StreamRuntime {
           ? await source.endCursor?.()
           : await source.endCursor?.(input.endCursor === null ? null : decodeCursor(input.endCursor));
       if (input.endCursor === undefined) endCursor = end === undefined ? null : encodeCursor(end);
+      open.drainEnd = input.endCursor !== undefined ? input.endCursor : endCursor;
     }
 
     let records: SourceRecord[];
@@ -230,10 +235,15 @@ export class StreamRuntime {
     this.spool.clear();
   }
 
-  /** The cached source for this stream, repositioned when the workflow asks for another cursor. */
+  /**
+   * The cached source for this stream when it continues from the cursor the workflow asks for, in
+   * the same mode and drain; otherwise (a retried or restarted batch, another worker's progress,
+   * a new drain or mode) a new one sought to that cursor.
+   */
   private async positionedSource(input: FetchBatchInput): Promise<OpenSource> {
+    const identity = JSON.stringify([input.spec.source, input.spec.mode]);
     const cached = this.sources.get(input.key);
-    if (cached && cached.cursor === input.cursor) return cached;
+    if (cached && cached.identity === identity && cached.cursor === input.cursor && this.sameDrain(cached, input)) return cached;
     if (cached) {
       cached.reading.abort();
       await cached.collector?.close().catch(() => undefined);
@@ -242,9 +252,18 @@ export class StreamRuntime {
     }
     const source = await createSource(input.spec.source);
     if (source.kind === "cursor") await source.seek(input.cursor === null ? undefined : decodeCursor(input.cursor));
-    const open: OpenSource = { source, reading: new AbortController(), cursor: input.cursor };
+    const open: OpenSource = { source, identity, reading: new AbortController(), cursor: input.cursor };
     this.sources.set(input.key, open);
     return open;
+  }
+
+  /**
+   * available_now: a source that finished one drain (or read to another drain's end) must not
+   * serve the next drain of the stream, which captures a new end with its first fetch (I7).
+   */
+  private sameDrain(cached: OpenSource, input: FetchBatchInput): boolean {
+    if (cached.source.kind !== "cursor" || input.spec.mode !== "available_now") return true;
+    return input.endCursor !== undefined && cached.drainEnd === input.endCursor;
   }
 
   private engine(name: "duckdb" | "polars"): Promise<Engine> {
