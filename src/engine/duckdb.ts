@@ -161,6 +161,7 @@ export function buildStatement(plan: Plan, probe?: string): string {
   // read afterwards (not every intermediate string).
   const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.val)]);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
+  plan.primaryKeyCols?.forEach((c) => keep.add(c));
   ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length})`);
 
   // Good rows come back as one JSON array per contract field (GoodColumns): built by DuckDB in
@@ -182,6 +183,12 @@ export function buildStatement(plan: Plan, probe?: string): string {
     }
   });
   const doc = [`counts := ${counts}`, `ds := [${dataset.join(", ")}]::BIGINT[]`, `n := count_if(NOT ${BAD_COL})`];
+  const pk = plan.primaryKeyCols?.map(quoteIdent);
+  if (pk) {
+    // Compared as the lake compares them (typed values; NULL parts match each other).
+    doc.push(`pkDistinct := count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE NOT ${BAD_COL})`);
+    doc.push(`pkNull := count_if(NOT ${BAD_COL} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`);
+  }
   const fail = failExpr ? toSql(failExpr) : "''";
   const docSql = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR) FROM ev)`;
   const badSql = `(SELECT CAST(to_json(list(struct_pack(p := __ll_i, c := ${fail}))) AS VARCHAR) FROM ev WHERE ${BAD_COL})`;
@@ -198,6 +205,8 @@ interface Compiled {
 
 interface Doc {
   n: number;
+  pkDistinct?: number;
+  pkNull?: number;
   counts: number[];
   ds: number[];
 }
@@ -243,7 +252,11 @@ export class DuckDBEngine implements Engine {
     const row = reader.getRowsJS()[0]!;
     const doc = JSON.parse(row[0] as string) as Doc;
     const bad = JSON.parse((row[1] as string | null) ?? "[]") as Array<{ p: number; c: string }>;
-    const good = goodColumnsOf(plan, doc.n, row.slice(2) as Array<string | null>);
+    const keys =
+      doc.pkDistinct === undefined || !plan.primaryKeyFields
+        ? undefined
+        : { fields: plan.primaryKeyFields, unique: doc.pkDistinct === doc.n, someNull: (doc.pkNull ?? 0) > 0 };
+    const good = goodColumnsOf(plan, doc.n, row.slice(2) as Array<string | null>, keys);
     const out: EngineOutput = {
       goodColumns: () => columnsFromJson(plan, good),
       goodJson: good,

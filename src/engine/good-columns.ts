@@ -7,9 +7,15 @@ import type { Plan } from "./plan.js";
 import type { GoodColumns } from "./types.js";
 
 /** Columns for a plan whose outputs arrive as JSON arrays, one per output, in output order. */
-export function goodColumnsOf(plan: Plan, count: number, texts: ReadonlyArray<string | null>): GoodColumns {
+export function goodColumnsOf(
+  plan: Plan,
+  count: number,
+  texts: ReadonlyArray<string | null>,
+  keys?: GoodColumns["keys"],
+): GoodColumns {
   return {
     count,
+    ...(keys ? { keys } : {}),
     fields: plan.outputs.map((o, i) => ({
       name: o.name,
       type: o.field.type as FieldType,

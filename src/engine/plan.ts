@@ -133,6 +133,13 @@ export interface Plan {
   outputColumns: string[];
   outputColumnKinds: Array<"text" | "float" | "bool">;
   dataset: DatasetPlan[];
+  /**
+   * Key columns of the contract's primary key, when every part is a declared field: the DuckDB
+   * engine reports whether the good rows repeat a key, so the lake need not look.
+   */
+  primaryKeyCols?: string[];
+  /** The declared names of those fields. */
+  primaryKeyFields?: string[];
   /** Does any check need the unknown-keys column filled in. */
   tracksUnknown: boolean;
   /** Engine columns holding the packed tags, one per 17 fields (at least one). */
@@ -447,9 +454,14 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
   const knownKeys = new Set<string>();
   for (const f of declared) f.keys.forEach((key) => knownKeys.add(key));
 
+  const pkFields = contract.primaryKey.map((n) => byName.get(n) ?? declaredLower.get(n.toLowerCase()));
+  const primaryKeyCols =
+    pkFields.length > 0 && pkFields.every((f) => f?.spec !== undefined) ? pkFields.map((f) => keyCol.get(f!)!) : undefined;
+
   return {
     fields,
     passthrough,
+    ...(primaryKeyCols ? { primaryKeyCols, primaryKeyFields: pkFields.map((f) => f!.name) } : {}),
     unknownPolicy,
     knownKeys,
     checks,

@@ -45,6 +45,11 @@ export interface GoodColumns {
   count: number;
   /** One per contract field, in contract order. */
   fields: Array<{ name: string; type: FieldType; json: string }>;
+  /**
+   * Over the contract's primary key (`fields`), when it has one: no two rows share a key (NULL
+   * parts matching each other), and some row has a NULL key part.
+   */
+  keys?: { fields: string[]; unique: boolean; someNull: boolean };
 }
 
 export interface ValidationResult {

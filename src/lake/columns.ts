@@ -628,10 +628,18 @@ export function goodColumnsBatch(
   const doc = (which: readonly number[]): string => `{${which.map((c) => `"c${c}":${json(c)}`).join(",")}}`;
   const result: PayloadBatch = { doc: doc(plans.map((_, c) => c)), count: good.count, nullKey: false, form: "canonical" };
   if (keyPlans !== undefined && keyPlans.length > 0) {
-    const columns: PayloadValue[][] = [];
-    for (const p of keyPlans) columns[p] = JSON.parse(fields[p]!.json) as PayloadValue[];
-    if (lastPerKey(plans, keyPlans, columns, good.count)) return undefined;
-    result.nullKey = keyPlans.some((p) => columns[p]!.includes(null));
+    const sameKey = (names: readonly string[]) =>
+      names.length === keyPlans.length && names.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase());
+    if (good.keys && sameKey(good.keys.fields)) {
+      // The engine compared the keys already.
+      if (!good.keys.unique) return undefined;
+      result.nullKey = good.keys.someNull;
+    } else {
+      const columns: PayloadValue[][] = [];
+      for (const p of keyPlans) columns[p] = JSON.parse(fields[p]!.json) as PayloadValue[];
+      if (lastPerKey(plans, keyPlans, columns, good.count)) return undefined;
+      result.nullKey = keyPlans.some((p) => columns[p]!.includes(null));
+    }
     result.keysDoc = doc(keyPlans);
   }
   return result;

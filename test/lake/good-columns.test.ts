@@ -74,12 +74,17 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
       "merge",
       ["id"],
     );
-    const first = await engine.validate([{ id: 1, v: "a" }, { id: 2, v: "b" }, { id: 2n ** 60n, v: "big" }], contract);
-    const second = await engine.validate([{ id: 2, v: "b2" }, { id: 3, v: "c" }, { id: "3", v: "c2" }, { id: 2n ** 60n, v: "big2" }], contract);
-    const viaColumns = await store(contract, [first, second], true);
-    expect(viaColumns).toEqual(await store(contract, [first, second], false));
+    const first = await engine.validate([{ id: 1, v: "a" }, { id: 2, v: "b" }, { id: 2n ** 60n, v: "big" }, { v: "null key" }], contract);
+    const second = await engine.validate([{ id: 2, v: "b2" }, { id: null, v: "null key 2" }, { id: 2n ** 60n, v: "big2" }], contract);
+    const third = await engine.validate([{ id: 3, v: "c" }, { id: "3", v: "c2" }], contract);
+    // The engine compares the keys, so the writer need not.
+    expect(first.goodColumns?.keys).toEqual({ fields: ["id"], unique: true, someNull: true });
+    expect(third.goodColumns?.keys).toEqual({ fields: ["id"], unique: false, someNull: false });
+    const viaColumns = await store(contract, [first, second, third], true);
+    expect(viaColumns).toEqual(await store(contract, [first, second, third], false));
     const byId = new Map((viaColumns as Array<{ id: unknown; v: string }>).map((r) => [String(r.id), r.v]));
-    expect(Object.fromEntries(byId)).toEqual({ "1": "a", "2": "b2", "3": "c2", [String(2n ** 60n)]: "big2" });
+    expect(Object.fromEntries(byId)).toEqual({ "1": "a", "2": "b2", "3": "c2", null: "null key 2", [String(2n ** 60n)]: "big2" });
+    expect(viaColumns).toHaveLength(5);
   });
 
   it("the writer never builds the rows when the columns fit the table", async () => {
