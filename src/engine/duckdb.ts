@@ -166,11 +166,8 @@ export function buildStatement(plan: Plan, probe?: string): string {
 
   // Good rows come back as one JSON array per contract field (GoodColumns): built by DuckDB in
   // one pass, handed to the lake writer as they are, and parsed into row objects only if
-  // someone asks for the rows. Integers travel as decimal text, exact beyond 2^53.
-  const cols = plan.outputs.map((o) => {
-    const v = quoteIdent(o.field.val);
-    return `CAST(to_json(list(${o.kind === "int" ? `CAST(${v} AS VARCHAR)` : v})) AS VARCHAR)`;
-  });
+  // someone asks for the rows.
+  const cols = plan.outputs.map((o) => `CAST(to_json(list(${quoteIdent(o.field.val)})) AS VARCHAR)`);
   const counts = plan.checks.length ? `[${plan.checks.map((c) => `count_if(${quoteIdent(c.flag)})`).join(", ")}]` : "[]";
   const dataset = plan.dataset.map((d) => {
     switch (d.rule.kind) {

@@ -25,24 +25,34 @@ export function goodColumnsOf(
   };
 }
 
+/**
+ * A JSON array of integers (DuckDB's `[1,-2,null]`, no spaces). JSON.parse is exact up to 15
+ * digits; a list with a longer number is split as text instead, so that no digit is lost.
+ */
+function integers(json: string): Array<number | string | null> {
+  if (!/\d{16}/.test(json)) return JSON.parse(json) as Array<number | null>;
+  return json.length <= 2 ? [] : json.slice(1, -1).split(",").map((t) => (t === "null" ? null : t));
+}
+
 /** The arrays of `plan.outputColumns` (what the row factory reads) from GoodColumns. */
 export function columnsFromJson(plan: Plan, good: GoodColumns): unknown[][] {
   const out: unknown[][] = [];
   plan.outputs.forEach((o, i) => {
-    const values = JSON.parse(good.fields[i]!.json) as unknown[];
+    const json = good.fields[i]!.json;
     if (o.kind !== "int") {
-      out.push(values);
+      out.push(JSON.parse(json) as unknown[]);
       return;
     }
     // The row factory reads an integer from two columns: a number while it is safe, else text.
+    const values = integers(json);
     const small = new Array<number | null>(values.length);
     const big = new Array<string | null>(values.length);
     for (let g = 0; g < values.length; g++) {
-      const text = values[g] as string | null;
-      const n = text === null ? null : Number(text);
+      const v = values[g]!;
+      const n = typeof v === "string" ? Number(v) : v;
       const safe = n === null || Number.isSafeInteger(n);
       small[g] = safe ? n : null;
-      big[g] = safe ? null : text;
+      big[g] = safe ? null : (v as string);
     }
     out.push(small, big);
   });

@@ -38,8 +38,9 @@ export interface DatasetRuleResult {
  * The good rows column by column, each column one JSON array text in arrival order: what a
  * writer can pass to its database as it is, without building row objects (the DuckDB engine
  * makes them inside DuckDB). Values are the canonical row values (docs/contracts.md), spelt:
- * integer as decimal strings (exact beyond 2^53), json as its JSON text in a string, decimal,
- * date and timestamp as their canonical text, the rest as JSON strings, numbers and booleans.
+ * integer as JSON numbers with every digit (beyond 2^53 too: do not read them with JSON.parse),
+ * json as its JSON text in a string, decimal, date and timestamp as their canonical text, the
+ * rest as JSON strings, numbers and booleans.
  */
 export interface GoodColumns {
   count: number;

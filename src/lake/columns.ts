@@ -229,8 +229,8 @@ function int64Payload(b: bigint, column: string, kind: FieldType, shown: unknown
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
- * How each column kind reads GoodColumns (engine/types.ts): canonical values, integers as
- * decimal text, json as JSON text, decimal/date/timestamp as canonical text. The values were
+ * How each column kind reads GoodColumns (engine/types.ts): canonical values, json as JSON
+ * text, decimal/date/timestamp as canonical text. The values were
  * checked by the engine, so nothing is checked again here.
  */
 function canonicalCodecOf(kind: FieldType, sqlType: string): Pick<PayloadCodec, "jsonType" | "sql"> {
@@ -241,11 +241,14 @@ function canonicalCodecOf(kind: FieldType, sqlType: string): Pick<PayloadCodec, 
       return { jsonType: "DOUBLE", sql: (r) => r };
     case "boolean":
       return { jsonType: "BOOLEAN", sql: (r) => r };
+    case "integer":
+      // Every digit is there, and DuckDB reads a JSON number into BIGINT exactly.
+      return { jsonType: "BIGINT", sql: (r) => r };
     case "timestamp":
       // Canonical text is UTC with a trailing Z; without it the cast ignores the session's zone.
       return { jsonType: "VARCHAR", sql: (r) => `CAST(left(${r}, -1) AS TIMESTAMP)` };
     default:
-      // integer, decimal, date, json: text cast to the column type.
+      // decimal, date, json: text cast to the column type.
       return { jsonType: "VARCHAR", sql: (r) => `CAST(${r} AS ${sqlType})` };
   }
 }
