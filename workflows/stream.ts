@@ -7,6 +7,8 @@
  * the worker executing this workflow, the rest as local activities in that same worker. The cursor
  * advances in workflow state only after writeBatch returned. If the worker disappears, the batch
  * restarts from fetchBatch on another worker, from the position the checkpoint store holds.
+ * Each fetch says whether the loop means to fetch again (wantsReadAhead): then the worker collects
+ * and validates the next batch while this one is written, for the next fetch to take.
  */
 import {
   ActivityFailure,
@@ -34,6 +36,7 @@ import {
   shouldContinueAsNew,
   stateOf,
   statusOf,
+  wantsReadAhead,
   type Control,
   type Phase,
 } from "../src/temporal/stream-state.js";
@@ -174,6 +177,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
         batchId: carry.batchId,
         endCursor,
         idleMs: input.timeouts?.idleFetchMs,
+        readAhead: wantsReadAhead(input, carry, control, batchesThisRun, workflowInfo().continueAsNewSuggested),
       });
       if (fetched.endCursor !== undefined) endCursor = fetched.endCursor;
       lag = fetched.lag;

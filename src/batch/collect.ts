@@ -8,6 +8,12 @@ export interface BatchLimits {
   maxWaitMs: number;
   /** Give up waiting for a first record after this long and return an empty batch (default: wait). */
   maxIdleMs?: number;
+  /**
+   * Let the event loop run other callbacks after every this many records (default: never). A
+   * source with records at hand otherwise fills a whole batch in one run of microtasks, and
+   * nothing else in the process (timers, I/O, a Temporal worker's tasks) runs meanwhile.
+   */
+  yieldEvery?: number;
 }
 
 export interface CollectedBatch {
@@ -110,6 +116,7 @@ export class BatchCollector {
         records.push(result.value);
         bytes += recordBytes(result.value);
         cursor = this.cursorNow();
+        if (limits.yieldEvery && records.length % limits.yieldEvery === 0) await new Promise((r) => setImmediate(r));
         if (timer === undefined) {
           // The first record: the idle wait is over, the batch's own clock starts.
           if (idleTimer) clearTimeout(idleTimer);

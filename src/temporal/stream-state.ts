@@ -87,6 +87,26 @@ export function reachedMaxBatches(input: Pick<StreamWorkflowInput, "maxBatches">
   return input.maxBatches !== undefined && carry.run.batches >= input.maxBatches;
 }
 
+/**
+ * Whether the loop, as far as it knows when it fetches a batch, will fetch the next one after
+ * committing this one — the condition for letting the worker read the next batch ahead. Not when
+ * a stop or pause is requested, when this batch reaches maxBatches, or when continue-as-new will
+ * be due. (A signal that arrives later only leaves an unused read-ahead on the worker, which the
+ * next fetch from another cursor, or the worker's idle-source sweep, drops.)
+ */
+export function wantsReadAhead(
+  input: Pick<StreamWorkflowInput, "maxBatches" | "continueAsNewEvery">,
+  carry: StreamCarry,
+  control: Control,
+  batchesThisRun: number,
+  continueAsNewSuggested: boolean,
+): boolean {
+  if (control.stopRequested || control.paused) return false;
+  const afterThis = { ...carry, run: { ...carry.run, batches: carry.run.batches + 1 } };
+  if (reachedMaxBatches(input, afterThis)) return false;
+  return !shouldContinueAsNew(input, batchesThisRun + 1, continueAsNewSuggested);
+}
+
 /** Pause and stop requests; stop wins over pause, and is graceful (after the in-flight batch). */
 export interface Control {
   paused: boolean;

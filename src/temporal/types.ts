@@ -110,6 +110,12 @@ export interface FetchBatchInput {
   endCursor?: string | null;
   /** A fetch that finds nothing returns empty after this long (default 30 s). */
   idleMs?: number;
+  /**
+   * The workflow means to fetch the next batch after this one: a cursor source may start
+   * collecting it on this worker right away (it is used only by a fetch that asks for this
+   * batch's cursor). False when the workflow will stop, park, continue-as-new or hit maxBatches.
+   */
+  readAhead?: boolean;
 }
 
 export interface FetchBatchResult {

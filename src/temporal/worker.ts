@@ -29,6 +29,8 @@ export interface LakeLogicWorkerOptions {
 export interface LakeLogicWorker {
   /** This worker's own queue: batch activities routed here stay on this process. */
   readonly workerQueue: string;
+  /** What this worker holds between activities (open sources, the spool); for tests and diagnostics. */
+  readonly runtime: StreamRuntime;
   run(): Promise<void>;
   shutdown(): void;
 }
@@ -78,6 +80,7 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
 
   return {
     workerQueue,
+    runtime,
     async run() {
       try {
         await Promise.all([sharedWorker.run(), batchWorker.run()]);

@@ -119,6 +119,30 @@ describe("BatchCollector", () => {
     expect(b.cut).toBe("time");
   });
 
+  it("lets the event loop run every yieldEvery records, while still taking every record at hand", async () => {
+    const values = Array.from({ length: 1000 }, (_, i) => i);
+    const turns = async (yieldEvery?: number) => {
+      const src = pushSource();
+      src.push(...values);
+      const c = new BatchCollector(src.iterator, src.cursor);
+      let ran = 0;
+      const tick = () => {
+        ran++;
+        if (!done) setImmediate(tick);
+      };
+      let done = false;
+      setImmediate(tick);
+      const b = await c.next({ maxRecords: 1000, maxBytes: 1e9, maxWaitMs: 60_000, yieldEvery }, never);
+      done = true;
+      expect(b.records.map((r) => r.value)).toEqual(values);
+      expect(b.cursor).toBe(1000);
+      return ran;
+    };
+    // Records at hand are taken in one run of microtasks: nothing else gets a turn meanwhile.
+    expect(await turns()).toBe(0);
+    expect(await turns(100)).toBeGreaterThanOrEqual(9);
+  });
+
   it("leaves no listener on the stop signal behind", async () => {
     const src = pushSource();
     const stop = new AbortController();

@@ -2,12 +2,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { decodeCursor } from "../../src/checkpoint/codec.js";
 import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
 import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../src/temporal/types.js";
 import type { SourceRecord } from "../../src/sources/types.js";
 import { ORDERS_CONTRACT, writeOrders } from "./support.js";
 
-/** The worker side of a stream, without a server: which fetches a cached source may serve. */
+/**
+ * The worker side of a stream, without a server: fetchBatch's read-ahead. After a fetch that the
+ * workflow marks `readAhead`, the worker collects (and validates) the next batch at once; the next
+ * fetch takes it only if it asks for the cursor where it starts, and any other cursor (a batch
+ * restarted from the checkpoint, a stream resumed elsewhere) seeks the source afresh.
+ */
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -46,6 +52,86 @@ function setup(records: number, mode: StreamSpec["mode"] = "available_now") {
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i + 1);
+const lineOf = (cursor: string | null) => (cursor === null ? 0 : (decodeCursor(cursor) as { line: number }).line);
+
+describe("StreamRuntime read-ahead", () => {
+  it("hands the batch read ahead to the fetch that continues from it, in order, nothing lost or repeated", async () => {
+    const { fetch, lines } = setup(3500);
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 10; i++) {
+      const r = await fetch(cursor, { readAhead: true });
+      seen.push(...lines(r));
+      cursor = r.cursor;
+      if (r.exhausted) break;
+    }
+    expect(seen).toEqual(range(0, 3500));
+    expect(lineOf(cursor)).toBe(3500);
+  });
+
+  it("drops the read-ahead and seeks when the workflow asks for another cursor (batch restarted from the checkpoint)", async () => {
+    const { fetch, lines, runtime } = setup(3000);
+    const first = await fetch(null, { readAhead: true });
+    const second = await fetch(first.cursor, { readAhead: true });
+    expect(lines(second)).toEqual(range(1000, 2000));
+    // Batch 2 was not committed (say its worker's write failed): the workflow fetches it again
+    // from the committed cursor, while the worker holds batch 3 read ahead.
+    expect(runtime.hasReadAhead("k")).toBe(true);
+    const again = await fetch(first.cursor, { readAhead: false });
+    expect(runtime.hasReadAhead("k")).toBe(false);
+    expect(lines(again)).toEqual(range(1000, 2000));
+    expect(lineOf(again.cursor)).toBe(2000);
+    // And from the very start, as after a resync to an empty checkpoint.
+    const fromStart = await fetch(null, { readAhead: false });
+    expect(lines(fromStart)).toEqual(range(0, 1000));
+    const rest = await fetch(fromStart.cursor);
+    expect(lines(rest)).toEqual(range(1000, 2000));
+  });
+
+  it("reads nothing ahead unless the workflow asks, nor after the end", async () => {
+    const { fetch, lines, runtime } = setup(2500);
+    const first = await fetch(null, { readAhead: false });
+    expect(runtime.hasReadAhead("k")).toBe(false);
+    const second = await fetch(first.cursor, { readAhead: true });
+    expect(runtime.hasReadAhead("k")).toBe(true);
+    const last = await fetch(second.cursor, { readAhead: true });
+    expect(lines(last)).toEqual(range(2000, 2500));
+    expect(last.exhausted).toBe(true);
+    expect(runtime.hasReadAhead("k")).toBe(false);
+  });
+
+  it("lets a fetch wait afresh when the read-ahead found nothing in time (a quiet continuous source)", async () => {
+    const { fetch, lines, events } = setup(1000, "continuous");
+    const first = await fetch(null, { readAhead: true });
+    // The read-ahead idles out (idleMs 300) with nothing to read before the next fetch comes.
+    await new Promise((r) => setTimeout(r, 600));
+    const pending = fetch(first.cursor, { readAhead: true, idleMs: 5000 });
+    await new Promise((r) => setTimeout(r, 100));
+    writeOrders(events, 1000, 1200, true);
+    expect(lines(await pending)).toEqual(range(1000, 1200));
+  });
+
+  it("starts validation when a batch is fetched; validateBatch (and a retry of it) uses that result", async () => {
+    const { fetch, runtime, spec } = setup(2000);
+    const first = await fetch(null, { readAhead: true });
+    const second = await fetch(first.cursor, { readAhead: true });
+    for (const r of [first, second]) {
+      const v1 = await runtime.validateBatch({ spec, spool: r.spool! });
+      const v2 = await runtime.validateBatch({ spec, spool: r.spool! });
+      expect(v1.sourceCount).toBe(1000);
+      expect(v1.goodCount + v1.badCount).toBe(1000);
+      expect({ ...v2, validated: "" }).toEqual({ ...v1, validated: "" });
+      expect(v2.validated).not.toBe(v1.validated);
+    }
+  });
+
+  it("closes with a read-ahead still held (a stream stopped or paused after its last fetch)", async () => {
+    const { fetch, runtime } = setup(3000);
+    await fetch(null, { readAhead: true });
+    await runtime.close();
+    runtimes.splice(runtimes.indexOf(runtime), 1);
+  });
+});
 
 describe("StreamRuntime source cache", () => {
   it("gives each available_now drain its own end snapshot, on the worker that ran the last one (I7)", async () => {
@@ -57,7 +143,7 @@ describe("StreamRuntime source cache", () => {
       let endCursor: string | null | undefined;
       const seen: number[] = [];
       for (let i = 0; i < 10; i++) {
-        const input = { spec, key: "k", cursor: previous.cursor, batchId: previous.batchId, endCursor, idleMs: 300 };
+        const input = { spec, key: "k", cursor: previous.cursor, batchId: previous.batchId, endCursor, idleMs: 300, readAhead: true };
         const r = await runtime.fetchBatch(input, new AbortController().signal);
         if (r.endCursor !== undefined) endCursor = r.endCursor;
         seen.push(...lines(r));
@@ -78,7 +164,7 @@ describe("StreamRuntime source cache", () => {
 
   it("opens the source again when the stream comes back in another mode", async () => {
     const { fetch, lines, events, spec, runtime } = setup(1000, "continuous");
-    const first = await fetch(null);
+    const first = await fetch(null, { readAhead: true });
     expect(lines(first)).toEqual(range(0, 1000));
     writeOrders(events, 1000, 1200, true);
     const drain = await runtime.fetchBatch(

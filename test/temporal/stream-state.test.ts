@@ -8,6 +8,7 @@ import {
   shouldContinueAsNew,
   stateOf,
   statusOf,
+  wantsReadAhead,
 } from "../../src/temporal/stream-state.js";
 import { decodeCursorForDisplay } from "../../src/temporal/display.js";
 import { encodeCursor } from "../../src/checkpoint/codec.js";
@@ -55,6 +56,22 @@ describe("stream workflow state", () => {
     expect(reachedMaxBatches({ maxBatches: 7 }, c)).toBe(true);
     expect(reachedMaxBatches({ maxBatches: 8 }, c)).toBe(false);
     expect(reachedMaxBatches({}, c)).toBe(false);
+  });
+
+  it("lets the worker read the next batch ahead only when the loop will fetch it", () => {
+    const c = { ...initialCarry(open, "t"), run: { batches: 3, sourceCount: 0, goodCount: 0, badCount: 0 } };
+    const go = { paused: false, stopRequested: false };
+    expect(wantsReadAhead({}, c, go, 0, false)).toBe(true);
+    // A stop or pause request: the loop ends or parks after this batch.
+    expect(wantsReadAhead({}, c, { paused: false, stopRequested: true }, 0, false)).toBe(false);
+    expect(wantsReadAhead({}, c, { paused: true, stopRequested: false }, 0, false)).toBe(false);
+    // This batch is the last one maxBatches allows (run counts carried across continue-as-new).
+    expect(wantsReadAhead({ maxBatches: 4 }, c, go, 0, false)).toBe(false);
+    expect(wantsReadAhead({ maxBatches: 5 }, c, go, 0, false)).toBe(true);
+    // Continue-as-new is due after this batch: suggested, or the batch count reached.
+    expect(wantsReadAhead({}, c, go, 0, true)).toBe(false);
+    expect(wantsReadAhead({ continueAsNewEvery: 5 }, c, go, 4, false)).toBe(false);
+    expect(wantsReadAhead({ continueAsNewEvery: 5 }, c, go, 3, false)).toBe(true);
   });
 
   it("says paused only once parked, and stop wins over pause", () => {

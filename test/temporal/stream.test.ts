@@ -80,6 +80,7 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     };
   }
 
+  /** The lake holds exactly records [0, records): each good one once, each bad one once in quarantine. */
   async function expectExactLake(dir: string, records: number) {
     const contract = await loadContract(ORDERS_CONTRACT);
     const good = await readTable(contract, { targetPath: join(dir, "lake") });
@@ -89,7 +90,18 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     const ids = good.map((r) => Number(r.order_id));
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(records - expectedBad);
+    expect(Math.max(-1, ...ids)).toBeLessThan(records);
+    expect(new Set(bad.map((b) => JSON.stringify(b.position))).size).toBe(bad.length);
     expect(bad.length).toBe(expectedBad);
+  }
+
+  /** The committed cursor (status and checkpoint store agree) as a line count. */
+  async function committedLine(s: { input: StreamWorkflowInput }, status?: StreamStatus): Promise<number> {
+    const store = new SQLiteCheckpointStore(s.input.checkpoint!);
+    const rec = await store.load(s.input.checkpointKey!);
+    await store.close();
+    if (status) expect(status.cursor).toEqual(rec?.cursor);
+    return (rec?.cursor as { line: number }).line;
   }
 
   it("drains available_now to the end snapshot, batch by batch, with rows never in history", async () => {
@@ -167,6 +179,54 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     // continue-as-new happened: the run that finished is not the first one.
     const described = await client.workflow.getHandle(`lakelogic:${key}`).describe();
     expect(described.runId).not.toBe(firstRunId);
+  });
+
+  it("loses and repeats nothing when a pause or stop lands while the worker reads the next batch ahead", async () => {
+    // Each fetch of a running stream lets the worker collect the next batch ahead. A pause or
+    // stop that arrives meanwhile leaves that batch unused on the worker: nothing of it may be
+    // written, the cursor stays after the last committed batch, and whoever continues (the
+    // resumed loop, or a new run of the stream on the same worker) reads on from that cursor.
+    const RECORDS = 40_000;
+    const s = stream("readahead", RECORDS);
+    const key = s.input.checkpointKey!;
+    const input: StreamWorkflowInput = { ...s.input, mode: "continuous", batchSize: 500 };
+    await streams.start(input);
+    await waitFor("a few batches", async () => (await streams.status(key)).batchId >= 4, 60_000, 20);
+
+    await streams.signal(key, "pause");
+    await waitFor("paused", async () => (await streams.status(key)).state === "paused", 30_000, 20);
+    const paused = await streams.status(key);
+    const pausedAt = await committedLine(s, paused);
+    expect(pausedAt).toBe(paused.sourceCount);
+    expect(pausedAt).toBeLessThan(RECORDS);
+    await expectExactLake(s.dir, pausedAt);
+    // The fetch before the pause was told the loop would go on: the next batch is held ahead.
+    expect(worker.runtime.hasReadAhead(key)).toBe(true);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await streams.status(key)).batchId).toBe(paused.batchId);
+
+    await streams.signal(key, "resume");
+    await waitFor("more batches", async () => (await streams.status(key)).batchId >= paused.batchId + 3, 60_000, 20);
+    await streams.signal(key, "stop");
+    const stopped = await streams.result(key);
+    expect(stopped.stoppedBy).toBe("stop");
+    const stoppedAt = await committedLine(s);
+    expect(stopped.cursor).toMatchObject({ line: stoppedAt });
+    expect(stoppedAt).toBe(stopped.totals.sourceCount);
+    expect(stoppedAt).toBeLessThan(RECORDS);
+    await expectExactLake(s.dir, stoppedAt);
+    expect(worker.runtime.hasReadAhead(key)).toBe(true);
+
+    // A new run of the stream on the same worker, which still holds the batch it read ahead
+    // before the stop: the run starts from the committed cursor, where that batch begins.
+    await streams.start(input);
+    await waitFor("the rest", async () => (await streams.status(key)).sourceCount === RECORDS, 120_000, 50);
+    await streams.signal(key, "stop");
+    const rest = await streams.result(key);
+    expect(rest.resumedFrom).toMatchObject({ line: stoppedAt });
+    expect(rest.cursor).toMatchObject({ line: RECORDS });
+    expect(rest.sourceCount).toBe(RECORDS - stoppedAt);
+    await expectExactLake(s.dir, RECORDS);
   });
 
   it("retries a failed activity and loses nothing (the source file appears after the first attempt)", async () => {
