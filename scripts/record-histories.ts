@@ -7,6 +7,8 @@
  * runs for real against a dev server and a worker: an available_now drain, continuous with a
  * continue-as-new, pause/resume, stop, and an activity retry. The scenarios run in a scratch
  * directory with relative paths, so the histories name no path of the machine that recorded them.
+ * Subdirectories of test/fixtures/histories hold histories of older workflow code (before a
+ * `patched()` change); they are kept as recorded, never regenerated.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

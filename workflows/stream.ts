@@ -2,9 +2,10 @@
  * One durable workflow per stream (id `lakelogic:<checkpointKey>`). Deterministic orchestration
  * only: every read, validation and write happens in activities over the shared batch core.
  *
- * Per batch: fetchBatch → validateBatch → writeBatch (→ ackBatch), all on one worker, because the
- * rows wait in that worker's local spool (I4): fetchBatch through the worker-specific task queue of
- * the worker executing this workflow, the rest as local activities in that same worker. The cursor
+ * Per batch: fetchBatch → writeBatch (→ ackBatch), all on one worker, because the rows wait in that
+ * worker's spool (I4): fetchBatch through the worker-specific task queue of the worker executing
+ * this workflow, the rest as local activities in that same worker (writeBatch validates; the
+ * worker started the validation when it fetched). The cursor
  * advances in workflow state only after writeBatch returned. If the worker disappears, the batch
  * restarts from fetchBatch on another worker, from the position the checkpoint store holds.
  * Each fetch says whether the loop means to fetch again (wantsReadAhead): then the worker collects
@@ -19,6 +20,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -64,6 +66,13 @@ const shared = proxyActivities<SharedActivities>({
 function NON_RETRYABLE(): string[] {
   return ["ConfigError", "ContractError", "CheckpointConflictError", "NotReplayableError", "MissingDependencyError", "SpoolMissingError"];
 }
+
+/**
+ * Since this patch writeBatch validates the fetched batch itself: one local activity (one marker
+ * event) per batch instead of validateBatch and writeBatch. Runs whose history has no marker for
+ * it (started before) replay, and go on, with validateBatch.
+ */
+const VALIDATE_IN_WRITE = "validate-in-write";
 
 /**
  * validate, write and ack run as local activities: in the worker process that executes this
@@ -182,7 +191,8 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       if (fetched.endCursor !== undefined) endCursor = fetched.endCursor;
       lag = fetched.lag;
       if (fetched.count > 0 || fetched.cursorMoved) {
-        const validated = fetched.spool ? await local.validateBatch({ spec, spool: fetched.spool }) : undefined;
+        const validated =
+          fetched.spool && !patched(VALIDATE_IN_WRITE) ? await local.validateBatch({ spec, spool: fetched.spool }) : undefined;
         const written = await local.writeBatch({
           spec,
           key: carry.key,

@@ -237,7 +237,9 @@ export class StreamRuntime {
     }
     const validated: ValidatedBatch = input.validated
       ? this.spool.get<ValidatedBatch>(input.validated)
-      : { sourceCount: 0, good: [], goodCount: 0, bad: [], ruleCounts: [], datasetRules: [] };
+      : input.fetched
+        ? await this.validationOf(input.spec, this.spool.get<FetchedBatch>(input.fetched))
+        : { sourceCount: 0, good: [], goodCount: 0, bad: [], ruleCounts: [], datasetRules: [] };
     const committed = await writeAndCommit(
       { lake: target.lake, store: target.store, storeInTarget: target.inTarget, key: input.key, writerId: input.writerId },
       {

@@ -149,7 +149,11 @@ export interface WriteBatchInput {
   spec: StreamSpec;
   key: string;
   writerId: string;
-  /** Null for an empty batch that only moves the cursor. */
+  /**
+   * Null: writeBatch validates the fetched batch itself (the worker started that when it fetched);
+   * with no fetched batch either, an empty batch that only moves the cursor. A reference comes
+   * from validateBatch, which only runs started before the validate-in-write patch still call.
+   */
   validated: string | null;
   /** The fetched spool, removed once the batch is committed. */
   fetched: string | null;
