@@ -1,5 +1,5 @@
 import type { Cursor } from "../checkpoint/types.js";
-import type { AckSource, ReceivedRecord, SourceRecord } from "../sources/types.js";
+import type { AckSource, BufferedRecordIterator, ReceivedRecord, SourceRecord } from "../sources/types.js";
 
 export interface BatchLimits {
   maxRecords: number;
@@ -41,11 +41,16 @@ const STOPPED = Symbol("stopped");
 export class BatchCollector {
   private pending: Promise<IteratorResult<SourceRecord>> | undefined;
   private exhausted = false;
+  /** The source's synchronous way to the records it has at hand, when it has one. */
+  private readonly takeBuffered: (() => SourceRecord | undefined) | undefined;
 
   constructor(
     private readonly iterator: AsyncIterator<SourceRecord>,
     private readonly cursorNow: () => Cursor | undefined,
-  ) {}
+  ) {
+    const buffered = (iterator as Partial<BufferedRecordIterator>).takeBuffered;
+    this.takeBuffered = buffered ? () => buffered.call(iterator) : undefined;
+  }
 
   get isExhausted(): boolean {
     return this.exhausted;
@@ -88,33 +93,39 @@ export class BatchCollector {
           cut = "stop";
           break;
         }
-        const pending = (this.pending ??= this.iterator.next());
-        const result = await new Promise<IteratorResult<SourceRecord> | typeof TIMEOUT | typeof STOPPED>((resolve, reject) => {
-          pending.then(resolve, reject);
-          wake = resolve;
-          // A timer that already fired loses to a read that is already done (its reaction is
-          // queued first), as it did in a race: a source with records at hand fills the batch.
-          if (timedOut) queueMicrotask(() => resolve(stop.aborted ? STOPPED : TIMEOUT));
-        });
-        wake = undefined;
-        if (result === TIMEOUT) {
-          cut = records.length === 0 ? "idle" : "time";
-          break;
+        // A record the source has at hand is taken at once (unless a read is already pending:
+        // it comes first), like a read that is already done.
+        let record = this.pending === undefined ? this.takeBuffered?.() : undefined;
+        if (record === undefined) {
+          const pending = (this.pending ??= this.iterator.next());
+          const result = await new Promise<IteratorResult<SourceRecord> | typeof TIMEOUT | typeof STOPPED>((resolve, reject) => {
+            pending.then(resolve, reject);
+            wake = resolve;
+            // A timer that already fired loses to a read that is already done (its reaction is
+            // queued first), as it did in a race: a source with records at hand fills the batch.
+            if (timedOut) queueMicrotask(() => resolve(stop.aborted ? STOPPED : TIMEOUT));
+          });
+          wake = undefined;
+          if (result === TIMEOUT) {
+            cut = records.length === 0 ? "idle" : "time";
+            break;
+          }
+          if (result === STOPPED) {
+            cut = "stop";
+            break;
+          }
+          this.pending = undefined;
+          if (result.done) {
+            this.exhausted = true;
+            // The source has finished, so nothing runs ahead of us: its cursor now is final.
+            cursor = this.cursorNow();
+            cut = "end";
+            break;
+          }
+          record = result.value;
         }
-        if (result === STOPPED) {
-          cut = "stop";
-          break;
-        }
-        this.pending = undefined;
-        if (result.done) {
-          this.exhausted = true;
-          // The source has finished, so nothing runs ahead of us: its cursor now is final.
-          cursor = this.cursorNow();
-          cut = "end";
-          break;
-        }
-        records.push(result.value);
-        bytes += recordBytes(result.value);
+        records.push(record);
+        bytes += recordBytes(record);
         cursor = this.cursorNow();
         if (limits.yieldEvery && records.length % limits.yieldEvery === 0) await new Promise((r) => setImmediate(r));
         if (timer === undefined) {

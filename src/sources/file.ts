@@ -1,7 +1,7 @@
 import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Cursor } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import type { CursorSource, ReadOptions, SourceLag, SourceRecord } from "./types.js";
+import type { BufferedRecordIterator, CursorSource, ReadOptions, SourceLag, SourceRecord } from "./types.js";
 import { sleep } from "../util/wait.js";
 
 /** Where a file source stands: the byte offset after the last line read, and that line's number. */
@@ -94,20 +94,59 @@ export class FileSource implements CursorSource {
     return { bytes: Math.max(0, size - this.position.offset) };
   }
 
-  async *read(options: ReadOptions): AsyncIterable<SourceRecord> {
+  read(options: ReadOptions): AsyncIterable<SourceRecord> {
+    const chunks = this.chunks(options);
+    let data: Buffer = Buffer.alloc(0);
+    let at = 0;
+    // Lines are parsed one at a time as they are taken, so `position` (and the cursor) always
+    // describes exactly the records handed out so far.
+    const takeBuffered = (): SourceRecord | undefined => {
+      while (at < data.length) {
+        const nl = data.indexOf(NEWLINE, at);
+        // Only the unterminated last line of a drain comes without a newline (see `chunks`).
+        const end = nl === -1 ? data.length : nl;
+        const record = this.lineRecord(data.subarray(at, end), end - at + (nl === -1 ? 0 : 1));
+        at = nl === -1 ? end : nl + 1;
+        if (record) return record;
+      }
+      return undefined;
+    };
+    const iterator: BufferedRecordIterator & AsyncIterableIterator<SourceRecord> = {
+      takeBuffered,
+      async next() {
+        while (true) {
+          const record = takeBuffered();
+          if (record) return { value: record, done: false };
+          const chunk = await chunks.next();
+          if (chunk.done) return { value: undefined, done: true };
+          data = chunk.value;
+          at = 0;
+        }
+      },
+      async return() {
+        await chunks.return(undefined);
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+    return iterator;
+  }
+
+  /** Chunks of whole lines from the current position: to the end (or the snapshot), then, in continuous mode, as the file grows. */
+  private async *chunks(options: ReadOptions): AsyncGenerator<Buffer> {
     const handle = await open(this.path, "r");
     try {
       let wait = this.backoff.initial;
       while (!options.signal.aborted) {
-        let progressed = false;
-        for await (const record of this.readLines(handle, options.signal)) {
-          progressed = true;
-          yield record;
-        }
+        const from = this.position.offset;
+        // Each chunk is parsed before the next is asked for, so `position` follows the reads.
+        yield* this.readChunks(handle, options.signal);
         if (this.end !== undefined && this.position.offset >= this.end) return;
         if (options.mode === "available_now") return;
         // Continuous: wait for the file to grow, backing off while it does not.
-        wait = progressed ? this.backoff.initial : Math.min(wait * 2, this.backoff.max);
+        wait = this.position.offset > from ? this.backoff.initial : Math.min(wait * 2, this.backoff.max);
         await sleep(wait, options.signal);
       }
     } finally {
@@ -115,8 +154,8 @@ export class FileSource implements CursorSource {
     }
   }
 
-  /** Lines from the current position to the end (or the snapshot), tracking byte offsets exactly. */
-  private async *readLines(handle: FileHandle, signal: AbortSignal): AsyncIterable<SourceRecord> {
+  /** Whole lines from the current position to the end (or the snapshot), one read at a time, tracking byte offsets exactly. */
+  private async *readChunks(handle: FileHandle, signal: AbortSignal): AsyncGenerator<Buffer> {
     const limit = this.end;
     let carry: Buffer = Buffer.alloc(0);
     let readAt = this.position.offset;
@@ -127,22 +166,14 @@ export class FileSource implements CursorSource {
       const { bytesRead } = await handle.read(buf, 0, want, readAt);
       if (bytesRead === 0) break;
       readAt += bytesRead;
+      // A copy: `buf` is reused by the next read while the lines of this one are still parsed.
       const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : Buffer.from(buf.subarray(0, bytesRead));
-      let start = 0;
-      let nl = data.indexOf(NEWLINE, start);
-      while (nl !== -1) {
-        const record = this.lineRecord(data.subarray(start, nl), nl - start + 1);
-        if (record) yield record;
-        start = nl + 1;
-        nl = data.indexOf(NEWLINE, start);
-      }
-      carry = data.subarray(start);
+      const last = data.lastIndexOf(NEWLINE);
+      if (last !== -1) yield data.subarray(0, last + 1);
+      carry = data.subarray(last + 1);
     }
     // An unterminated last line counts once the snapshot (or, without one, the file) ends there.
-    if (carry.length > 0 && (limit === undefined || readAt >= limit)) {
-      const record = this.lineRecord(carry, carry.length);
-      if (record) yield record;
-    }
+    if (carry.length > 0 && (limit === undefined || readAt >= limit)) yield carry;
   }
 
   private lineRecord(bytes: Buffer, consumed: number): SourceRecord | undefined {

@@ -61,6 +61,17 @@ export interface CursorSource {
   close?(): Promise<void>;
 }
 
+/**
+ * Optional on the iterator that `CursorSource.read()` returns: the next record when it is already
+ * at hand (e.g. the next line of a chunk the source has read), taken without a promise, or
+ * undefined when getting it needs a wait (then `next()`). A batch collector takes records this
+ * way while it can, so a chunk's records cost no promise each. It must yield exactly what `next()`
+ * would, in the same order, and `currentCursor()` must describe the records taken so far.
+ */
+export interface BufferedRecordIterator extends AsyncIterator<SourceRecord> {
+  takeBuffered(): SourceRecord | undefined;
+}
+
 export interface ReceivedRecord<Token = unknown> extends SourceRecord {
   ackToken: Token;
 }

@@ -143,6 +143,49 @@ describe("BatchCollector", () => {
     expect(await turns(100)).toBeGreaterThanOrEqual(9);
   });
 
+  it("takes the records a source has at hand synchronously; a read left pending by a time cut comes first next batch", async () => {
+    // A source whose records come in chunks: next() reads a chunk, takeBuffered() hands out the rest.
+    const chunks = [[1, 2, 3], [4, 5], [6, 7, 8, 9]];
+    let buffer: number[] = [];
+    let taken = 0;
+    let nextCalls = 0;
+    let release: (() => void) | undefined;
+    const iterator = {
+      takeBuffered: () => {
+        const v = buffer.shift();
+        if (v === undefined) return undefined;
+        taken++;
+        return { value: v };
+      },
+      async next(): Promise<IteratorResult<SourceRecord>> {
+        nextCalls++;
+        if (buffer.length === 0) {
+          const chunk = chunks.shift();
+          if (!chunk) return { done: true, value: undefined };
+          if (nextCalls === 3) await new Promise<void>((r) => (release = r)); // a slow read
+          buffer = chunk;
+        }
+        taken++;
+        return { done: false, value: { value: buffer.shift() } };
+      },
+    };
+    const c = new BatchCollector(iterator, () => taken);
+    const b1 = await c.next({ maxRecords: 4, maxBytes: 1e9, maxWaitMs: 60_000 }, never);
+    expect(b1.records.map((r) => r.value)).toEqual([1, 2, 3, 4]);
+    expect(b1.cursor).toBe(4);
+    expect(nextCalls).toBe(2); // 1 and 4 by next(), 2 and 3 at hand
+    // The third chunk's read is slow: the batch is cut by time while it is pending, and the next
+    // batch must take that read's record first, then the rest of its chunk at hand.
+    const b2 = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
+    expect(b2.records.map((r) => r.value)).toEqual([5]);
+    expect(b2.cut).toBe("time");
+    release?.();
+    const b3 = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 60_000 }, never);
+    expect(b3.records.map((r) => r.value)).toEqual([6, 7, 8, 9]);
+    expect(b3.exhausted).toBe(true);
+    expect(b3.cursor).toBe(9);
+  });
+
   it("leaves no listener on the stop signal behind", async () => {
     const src = pushSource();
     const stop = new AbortController();

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createSource } from "../../src/connectors/registry.js";
 import "../../src/connectors/file.js";
 import { FileSource } from "../../src/sources/file.js";
-import type { SourceRecord } from "../../src/sources/types.js";
+import type { BufferedRecordIterator, SourceRecord } from "../../src/sources/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ll-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,6 +75,36 @@ describe("FileSource", () => {
     })();
     await reading;
     expect(seen).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it("hands out the lines of a chunk it has read without a promise each, with the cursor after each one", async () => {
+    const path = join(dir, "g.ndjson");
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: i, pad: "y".repeat(i % 11) }));
+    writeFileSync(path, lines.join("\n") + "\n\n" + '{"id":"last"}');
+    const reference = new FileSource(path, { chunkBytes: 256 });
+    await reference.seek(undefined);
+    const expected: Array<{ raw: unknown; cursor: unknown }> = [];
+    for await (const r of reference.read({ mode: "available_now", signal })) expected.push({ raw: r.raw, cursor: reference.currentCursor() });
+
+    const src = new FileSource(path, { chunkBytes: 256 });
+    await src.seek(undefined);
+    const it = src.read({ mode: "available_now", signal })[Symbol.asyncIterator]() as BufferedRecordIterator;
+    expect(it.takeBuffered()).toBeUndefined(); // nothing read yet
+    const got: Array<{ raw: unknown; cursor: unknown }> = [];
+    let buffered = 0;
+    while (true) {
+      let r = it.takeBuffered();
+      if (r) buffered++;
+      else {
+        const next = await it.next();
+        if (next.done) break;
+        r = next.value;
+      }
+      got.push({ raw: r.raw, cursor: src.currentCursor() });
+    }
+    expect(got).toEqual(expected);
+    expect(got).toHaveLength(301);
+    expect(buffered).toBeGreaterThan(250);
   });
 
   it("refuses a cursor beyond the end of a truncated file", async () => {
