@@ -26,10 +26,9 @@ const entries = new Map<string, Promise<Entry>>();
 const INSTANCE_OPTIONS: Record<string, string> = {
   checkpoint_threshold: "64MB",
   // The lake file is persistent, so DuckDB can evict clean blocks: without a limit its cache grows
-  // with the table (80 % of RAM by default) and a long stream's RSS with it. Evicted blocks are
-  // read back from the OS page cache; 64MB cost no measurable throughput on the 10M-event soak
-  // (docs/benchmarks.md). Override with LAKELOGIC_DUCKDB_MEMORY_LIMIT (e.g. "1GB", "32MB").
-  memory_limit: process.env.LAKELOGIC_DUCKDB_MEMORY_LIMIT ?? "64MB",
+  // with the table (80 % of RAM by default) and a long stream's RSS with it. Override with
+  // LAKELOGIC_DUCKDB_MEMORY_LIMIT (e.g. "1GB", "64MB"); see docs/lake.md, "Memory".
+  memory_limit: process.env.LAKELOGIC_DUCKDB_MEMORY_LIMIT ?? "128MB",
 };
 
 export interface Database {
