@@ -129,9 +129,8 @@ export interface Plan {
   sqlRules: Array<[col: string, sql: string]>;
   postLayers: Layer[];
   outputs: Output[];
-  /** Engine columns the good rows are built from, in a fixed order, and their JS kind. */
+  /** Engine columns the good rows are built from, in a fixed order. */
   outputColumns: string[];
-  outputColumnKinds: Array<"text" | "float" | "bool">;
   dataset: DatasetPlan[];
   /**
    * Key columns of the contract's primary key, when every part is a declared field: the DuckDB
@@ -470,9 +469,6 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
     postLayers: [{ columns: [...flagExprs, ...nullFlags.columns] }, finalLayer].filter((l) => l.columns.length > 0),
     outputs,
     outputColumns: outputs.flatMap((o) => (o.bigCol ? [o.col, o.bigCol] : [o.col])),
-    outputColumnKinds: outputs.flatMap((o) =>
-      o.kind === "int" ? ["float" as const, "text" as const] : o.kind === "float" ? ["float" as const] : o.kind === "bool" ? ["bool" as const] : ["text" as const],
-    ),
     dataset,
     tracksUnknown,
     tagWords: Array.from({ length: Math.max(1, Math.ceil(fields.length / TAGS_PER_WORD)) }, (_, w) => `__ll_w${w}`),
