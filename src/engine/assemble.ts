@@ -206,8 +206,8 @@ function buildRows(
   const make = rowFactory(plan);
   const cols = typeof out.goodColumns === "function" ? out.goodColumns() : out.goodColumns;
   // Engines hand back columns by position: a mismatch would shift values between rows.
+  // (`assemble` has checked the counts: goodCount + bad = n.)
   const consistent =
-    out.goodCount + engineBad.length === enc.n &&
     cols.every((c) => c.length === out.goodCount) &&
     engineBad.every((b, i) => i === 0 || b.pos > engineBad[i - 1]!.pos);
   if (!consistent) throw new Error("internal error: engine output does not line up with the batch");

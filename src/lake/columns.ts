@@ -612,9 +612,9 @@ export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[],
 
 /**
  * The batch document straight from the engine's GoodColumns: the column texts are joined, not
- * parsed (only key columns are, to find duplicate keys). Undefined when the columns do not
- * match the table's plans one to one, or when a keyed batch repeats a key: the caller then
- * uses `payloadBatch` over the rows, which keeps the last row per key.
+ * parsed. Undefined when the columns do not match the table's plans one to one, or when a keyed
+ * batch repeats its key (or does not say): the caller then uses `payloadBatch` over the rows,
+ * which keeps the last row per key.
  */
 export function goodColumnsBatch(
   plans: readonly ColumnPlan[],
@@ -631,18 +631,15 @@ export function goodColumnsBatch(
   const doc = (which: readonly number[]): string => `{${which.map((c) => `"c${c}":${json(c)}`).join(",")}}`;
   const result: PayloadBatch = { doc: doc(plans.map((_, c) => c)), count: good.count, nullKey: false, form: "canonical" };
   if (keyPlans !== undefined && keyPlans.length > 0) {
-    const sameKey = (names: readonly string[]) =>
-      names.length === keyPlans.length && names.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase());
-    if (good.keys && sameKey(good.keys.fields)) {
-      // The engine compared the keys already.
-      if (!good.keys.unique) return undefined;
-      result.nullKey = good.keys.someNull;
-    } else {
-      const columns: PayloadValue[][] = [];
-      for (const p of keyPlans) columns[p] = JSON.parse(fields[p]!.json) as PayloadValue[];
-      if (lastPerKey(plans, keyPlans, columns, good.count)) return undefined;
-      result.nullKey = keyPlans.some((p) => columns[p]!.includes(null));
-    }
+    // The engine compared the keys (as DuckDB does); columns that do not say so for this
+    // table's key, or whose keys repeat, go the rows' way, which keeps the last row per key.
+    const keys = good.keys;
+    const sameKey =
+      keys !== undefined &&
+      keys.fields.length === keyPlans.length &&
+      keys.fields.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase());
+    if (!sameKey || !keys.unique) return undefined;
+    result.nullKey = keys.someNull;
     result.keysDoc = doc(keyPlans);
   }
   return result;
