@@ -122,8 +122,11 @@ export class DuckDBLakeWriter implements LakeWriter {
       }
       let badWritten = 0;
       if (quarantine) {
-        const params = [quarantine.doc, BigInt(req.batchId), BigInt(Date.now()) * 1000n];
-        badWritten = (await conn.run(s.quarantineSql!, params)).rowsChanged;
+        badWritten = await runPlanned(conn, s.quarantineSql!, (p) => {
+          p.bindVarchar(1, quarantine.doc);
+          p.bindBigInt(2, BigInt(req.batchId));
+          p.bindBigInt(3, BigInt(Date.now()) * 1000n);
+        });
       }
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
       await conn.run("COMMIT");
@@ -151,8 +154,9 @@ export class DuckDBLakeWriter implements LakeWriter {
    */
   private async deleteKeys(s: Statements, good: PayloadBatch): Promise<void> {
     const { deleteKeysSql, deleteNullKeysSql } = s[good.form];
-    await this.conn.run(deleteKeysSql!, [good.keysDoc!]);
-    if (good.nullKey) await this.conn.run(deleteNullKeysSql!, [good.keysDoc!]);
+    const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, good.keysDoc!);
+    await runPlanned(this.conn, deleteKeysSql!, bind);
+    if (good.nullKey) await runPlanned(this.conn, deleteNullKeysSql!, bind);
   }
 
   /** The good rows as one document: the engine's GoodColumns when they fit, else spelt from the rows. */
@@ -239,6 +243,23 @@ async function prepareStatements(
   };
   if (config.quarantine.enabled) s.quarantineSql = quarantineInsertSql(config.quarantine.target);
   return s;
+}
+
+/**
+ * Run a statement that reads a table, prepared now so that DuckDB plans it with the table's
+ * current statistics (see Statements), with its parameters bound on the prepared statement.
+ * `conn.run(sql, [doc])` would be simpler but costs ~4–8 ms more per 10k-key document
+ * (measured on 1.5.6): the bound string is folded into the plan as a constant and copied with it;
+ * preparing costs ~0.4 ms. Returns the rows changed.
+ */
+async function runPlanned(conn: DuckDBConnection, sql: string, bind: (p: DuckDBPreparedStatement) => void): Promise<number> {
+  const p = await conn.prepare(sql);
+  try {
+    bind(p);
+    return (await p.run()).rowsChanged;
+  } finally {
+    p.destroySync();
+  }
 }
 
 /**
