@@ -329,7 +329,8 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
         outputs.push({ name: f.name, kind: "text", col: f.val, field: f });
         break;
       case "timestamp": {
-        put(1, g, numeric(TIMESTAMP_RE, []));
+        // `integral`: text the JS pass found in canonical form, which needs no regex (encodeTimestamp).
+        put(1, g, numeric(TIMESTAMP_RE, ["integral"]));
         put(2, a, { op: "timestampToMicros", e: col(g) });
         const inRange = and(cmp(">=", col(a), int(MIN_MICROS)), cmp("<=", col(a), int(MAX_MICROS)));
         put(3, `__ll_ok${k}`, isTrue(inRange));

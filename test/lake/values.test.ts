@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { daysFromCivil, toEpochDays, toEpochMicros } from "../../src/lake/columns.js";
+import { toEpochDays, toEpochMicros } from "../../src/lake/columns.js";
+import { daysFromCivil } from "../../src/util/civil-time.js";
 import { isoFromMicros } from "../../src/lake/read.js";
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
