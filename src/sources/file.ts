@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Cursor } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
@@ -97,16 +98,26 @@ export class FileSource implements CursorSource {
   read(options: ReadOptions): AsyncIterable<SourceRecord> {
     const chunks = this.chunks(options);
     let data: Buffer = Buffer.alloc(0);
+    /** The chunk decoded once, when it is all ASCII (one byte per character, so offsets agree). */
+    let text: string | undefined;
     let at = 0;
     // Lines are parsed one at a time as they are taken, so `position` (and the cursor) always
     // describes exactly the records handed out so far.
     const takeBuffered = (): SourceRecord | undefined => {
       while (at < data.length) {
-        const nl = data.indexOf(NEWLINE, at);
-        // Only the unterminated last line of a drain comes without a newline (see `chunks`).
-        const end = nl === -1 ? data.length : nl;
-        const record = this.lineRecord(data.subarray(at, end), end - at + (nl === -1 ? 0 : 1));
-        at = nl === -1 ? end : nl + 1;
+        let record: SourceRecord | undefined;
+        if (text !== undefined) {
+          const nl = text.indexOf("\n", at);
+          // Only the unterminated last line of a drain comes without a newline (see `chunks`).
+          const end = nl === -1 ? text.length : nl;
+          record = this.lineRecord(text.slice(at, end), end - at + (nl === -1 ? 0 : 1));
+          at = nl === -1 ? end : nl + 1;
+        } else {
+          const nl = data.indexOf(NEWLINE, at);
+          const end = nl === -1 ? data.length : nl;
+          record = this.lineRecord(data.toString("utf8", at, end), end - at + (nl === -1 ? 0 : 1));
+          at = nl === -1 ? end : nl + 1;
+        }
         if (record) return record;
       }
       return undefined;
@@ -120,6 +131,10 @@ export class FileSource implements CursorSource {
           const chunk = await chunks.next();
           if (chunk.done) return { value: undefined, done: true };
           data = chunk.value;
+          // Decoding the whole chunk once is much cheaper than a Buffer and a decode per line;
+          // with a multi-byte character (or an invalid byte) in it, lines are decoded one by one
+          // so that byte offsets stay exact.
+          text = isAscii(data) ? data.toString("latin1") : undefined;
           at = 0;
         }
       },
@@ -176,10 +191,10 @@ export class FileSource implements CursorSource {
     if (carry.length > 0 && (limit === undefined || readAt >= limit)) yield carry;
   }
 
-  private lineRecord(bytes: Buffer, consumed: number): SourceRecord | undefined {
+  private lineRecord(line: string, consumed: number): SourceRecord | undefined {
     const position = { line: this.position.line + 1, offset: this.position.offset };
     this.position = { offset: this.position.offset + consumed, line: this.position.line + 1 };
-    let text = bytes.toString("utf8");
+    let text = line;
     if (text.endsWith("\r")) text = text.slice(0, -1);
     if (text.trim() === "") return undefined;
     try {

@@ -46,6 +46,34 @@ describe("FileSource", () => {
     expect(got.map((r) => (r.value as { id: number }).id)).toEqual(lines.map((_, i) => i));
   });
 
+  it("keeps exact byte offsets when ASCII chunks, multi-byte characters and invalid bytes mix", async () => {
+    const path = join(dir, "b2.ndjson");
+    // Chunks of 64 bytes: some all ASCII (decoded once), some with "é", "🎉" or a stray 0xff byte.
+    const parts: Buffer[] = [];
+    for (let i = 0; i < 200; i++) {
+      const text = i % 7 === 3 ? `{"id":${i},"s":"é🎉"}\n` : `{"id":${i},"s":"${"a".repeat(i % 23)}"}\n`;
+      parts.push(i % 29 === 5 ? Buffer.concat([Buffer.from(`{"id":${i},"s":"`), Buffer.from([0xff]), Buffer.from('"}\n')]) : Buffer.from(text));
+    }
+    const bytes = Buffer.concat(parts);
+    writeFileSync(path, bytes);
+    const src = new FileSource(path, { chunkBytes: 64 });
+    await src.seek(undefined);
+    let offset = 0;
+    const ids: number[] = [];
+    for await (const r of src.read({ mode: "available_now", signal })) {
+      offset += parts[ids.length]!.length;
+      ids.push((r.value as { id: number }).id);
+      // The cursor after each line is the byte offset of the next one, whatever the line held.
+      expect(src.currentCursor()).toEqual({ offset, line: ids.length });
+    }
+    expect(ids).toEqual(parts.map((_, i) => i));
+    // Resuming from a cursor in the middle of a non-ASCII stretch reads exactly the rest.
+    const mid = parts.slice(0, 101).reduce((n, b) => n + b.length, 0);
+    const again = new FileSource(path, { chunkBytes: 64 });
+    await again.seek({ offset: mid, line: 101 });
+    expect((await drain(again)).map((r) => (r.value as { id: number }).id)).toEqual(parts.slice(101).map((_, i) => 101 + i));
+  });
+
   it("available_now stops at the size captured at the start; later lines wait for the next run", async () => {
     const path = join(dir, "c.ndjson");
     writeFileSync(path, '{"id":1}\n{"id":2}\n');
