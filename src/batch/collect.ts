@@ -155,21 +155,36 @@ export class BatchCollector {
 /**
  * Fill one batch from an ack source: receive until `maxRecords`, `maxBytes` or `maxWaitMs`,
  * or until a receive comes back empty (the queue has nothing more right now).
+ *
+ * With `producedBefore` (an available_now run's snapshot, ms since the epoch on the broker's
+ * clock), messages the broker accepted at or after it are not taken but handed back (`nack`):
+ * they wait for the next run (I7). A batch that finds nothing older within its full wait is
+ * empty — the end of the run — even on a queue fed faster than it drains.
  */
 export async function receiveBatch<T>(
   source: AckSource<T>,
   limits: BatchLimits,
   stop: AbortSignal,
+  producedBefore?: number,
 ): Promise<Array<ReceivedRecord<T>>> {
   const out: Array<ReceivedRecord<T>> = [];
   const deadline = Date.now() + limits.maxWaitMs;
   let bytes = 0;
   while (out.length < limits.maxRecords && bytes < limits.maxBytes && !stop.aborted) {
     const got = await source.receive(limits.maxRecords - out.length, Math.max(0, deadline - Date.now()), stop);
+    const newer: T[] = [];
     for (const r of got) {
+      if (producedBefore !== undefined && r.producedAt !== undefined && r.producedAt >= producedBefore) {
+        newer.push(r.ackToken);
+        continue;
+      }
       out.push(r);
       bytes += recordBytes(r);
     }
+    // Handed back at once rather than held: a held message counts against the connector's
+    // flow control (Pub/Sub stops streaming), which would hide older messages behind newer ones.
+    // A queue that sends them straight back only repeats them within this batch's wait.
+    if (newer.length > 0) await source.nack?.(newer).catch(() => undefined);
     if (got.length === 0 || Date.now() >= deadline) break;
   }
   return out;

@@ -230,9 +230,9 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
     const token: PubSubAckToken = { ackId: m.ackId, messageId: m.id, poison: "error" in decoded };
     if ("error" in decoded) {
       const raw = isUtf8(data) ? data.toString("utf8") : new Uint8Array(data);
-      return { value: undefined, raw, decodeError: decoded.error, position, bytes: data.length, meta: { ...meta }, ackToken: token };
+      return { value: undefined, raw, decodeError: decoded.error, position, bytes: data.length, meta: { ...meta }, ackToken: token, producedAt: publishedAt };
     }
-    return { value: decoded.value, position, bytes: data.length, meta: { ...meta }, ackToken: token };
+    return { value: decoded.value, position, bytes: data.length, meta: { ...meta }, ackToken: token, producedAt: publishedAt };
   }
 
   private open(): Promise<{ pubsub: PubSub; subscription: Subscription }> {

@@ -327,11 +327,12 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
     if (m.sessionId) meta.sessionId = m.sessionId;
     const { decoded, raw, bytes } = decodeServiceBusBody(m.body);
     const token: ServiceBusAckToken = { lockToken: m.lockToken!, messageId };
+    const produced = m.enqueuedTimeUtc ? { producedAt: m.enqueuedTimeUtc.getTime() } : {};
     if ("error" in decoded) {
       token.poison = decoded.error;
-      return { value: undefined, ...(raw !== undefined ? { raw } : {}), decodeError: decoded.error, position, bytes, meta: { ...meta }, ackToken: token };
+      return { value: undefined, ...(raw !== undefined ? { raw } : {}), decodeError: decoded.error, position, bytes, meta: { ...meta }, ackToken: token, ...produced };
     }
-    return { value: decoded.value, position, bytes, meta: { ...meta }, ackToken: token };
+    return { value: decoded.value, position, bytes, meta: { ...meta }, ackToken: token, ...produced };
   }
 
   private async renew(leases: Array<Lease<ServiceBusReceivedMessage>>): Promise<Array<number | undefined>> {

@@ -334,10 +334,11 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
     }
     const decoded = decodeBody(payload);
     const token: SQSAckToken = { receiptHandle: m.ReceiptHandle!, messageId, poison: "error" in decoded };
+    const produced = sentAt !== undefined ? { producedAt: sentAt } : {};
     if ("error" in decoded) {
-      return { value: undefined, raw: body, decodeError: decoded.error, position, bytes: body.length, meta: { ...meta }, ackToken: token };
+      return { value: undefined, raw: body, decodeError: decoded.error, position, bytes: body.length, meta: { ...meta }, ackToken: token, ...produced };
     }
-    return { value: decoded.value, position, bytes: body.length, meta: { ...meta }, ackToken: token };
+    return { value: decoded.value, position, bytes: body.length, meta: { ...meta }, ackToken: token, ...produced };
   }
 
   private async renew(leases: Array<Lease<Held>>): Promise<Array<number | undefined>> {

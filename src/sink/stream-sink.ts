@@ -289,10 +289,13 @@ export class StreamSink {
 
   private async runAckSource(source: AckSource, loop: LoopContext): Promise<StopReason> {
     let batches = 0;
+    // I7 for queues: the run's snapshot is the moment it started; newer messages wait.
+    const producedBefore = loop.mode === "available_now" ? Date.now() : undefined;
     while (!loop.stop.aborted) {
-      const records = await receiveBatch(source, this.limits(), loop.stop);
+      const records = await receiveBatch(source, this.limits(), loop.stop, producedBefore);
       if (records.length === 0) {
-        // An empty receive after a full wait means the queue is drained (as far as it can tell).
+        // Nothing (older than the snapshot) after a full wait: the queue is drained as far as it
+        // can tell, up to the snapshot.
         if (loop.mode === "available_now") return "end";
         continue;
       }

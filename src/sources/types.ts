@@ -74,6 +74,11 @@ export interface BufferedRecordIterator extends AsyncIterator<SourceRecord> {
 
 export interface ReceivedRecord<Token = unknown> extends SourceRecord {
   ackToken: Token;
+  /**
+   * When the broker accepted the message (ms since the epoch, the broker's clock), if it says.
+   * An available_now run leaves messages produced after it started for the next run (I7).
+   */
+  producedAt?: number;
 }
 
 /** A queue: messages are leased, then acknowledged only after the batch is committed (I8). */

@@ -173,7 +173,16 @@ export class StreamRuntime {
         open.ahead = { batch, stop: aheadStop };
       }
     } else {
-      const received = await receiveBatch(source, limits, stop);
+      // I7 for queues: the drain's snapshot is when its first fetch ran (messages the broker took
+      // later wait for the next drain); the workflow carries it to the later fetches, which may
+      // run on another worker.
+      let producedBefore: number | undefined;
+      if (input.spec.mode === "available_now") {
+        const carried = input.endCursor ? (decodeCursor(input.endCursor) as { producedBefore?: unknown } | null) : null;
+        producedBefore = typeof carried?.producedBefore === "number" ? carried.producedBefore : Date.now();
+        if (input.endCursor === undefined) endCursor = encodeCursor({ producedBefore });
+      }
+      const received = await receiveBatch(source, limits, stop, producedBefore);
       records = received;
       tokens = received.map((r) => r.ackToken);
       exhausted = received.length === 0 && input.spec.mode === "available_now";

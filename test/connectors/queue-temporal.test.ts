@@ -98,4 +98,51 @@ describe.skipIf(!temporal || !sqs || !ps)("queue sources in the Temporal stream 
     const acked = (await ps!.messages()).filter((m) => m.topic.endsWith(`/topics/${topic}`) && m.acks > 0).length;
     expect(acked).toBe(N);
   });
+  it("ends a Pub/Sub drain at the snapshot of its first fetch while a publisher keeps going; the next drain takes the rest (I7)", async () => {
+    const { topic, subscription } = await ps!.createSubscription(`wf-snap-${Date.now()}`);
+    const t = ps!.pubsub.topic(topic);
+    const publish = (from: number, n: number) =>
+      Promise.all(Array.from({ length: n }, (_, i) => t.publishMessage({ data: Buffer.from(JSON.stringify(orderEvent(from + i))) })));
+    const N = 500;
+    await publish(0, N);
+    const wf = input("pubsub-snapshot", { type: "pubsub", project_id: ps!.projectId, subscription });
+    const handle = await streams.start(wf);
+    // Publish only once the first batch is committed, i.e. after the drain's snapshot.
+    let produced = 0;
+    let stop = false;
+    const publisher = (async () => {
+      // (The status query is answered once the workflow has opened the stream.)
+      const committed = () => streams.status(wf.checkpointKey!).then((st) => st.batchId >= 1, () => false);
+      while (!(await committed())) await new Promise((r) => setTimeout(r, 20));
+      while (!stop) {
+        await publish(100_000 + produced, 10);
+        produced += 10;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    let result: StreamWorkflowResult;
+    try {
+      result = (await handle.result()) as StreamWorkflowResult;
+    } finally {
+      stop = true;
+      await publisher;
+    }
+    expect(produced).toBeGreaterThan(0);
+    // It ended although the publisher never paused, and took nothing published after its
+    // snapshot. Streaming pull does not deliver in publish order, so a few older messages may
+    // arrive only after the drain saw a full wait without any: they wait for the next drain too.
+    expect(result.stoppedBy).toBe("end");
+    expect(result.sourceCount).toBeGreaterThan(N / 2);
+    expect(result.sourceCount).toBeLessThanOrEqual(N);
+    expect((await readLake(wf.targetPath!)).goodIds.every((id) => id < N)).toBe(true);
+    // Nothing was lost: later drains (the publisher has stopped) take all the rest. Messages
+    // handed back are redelivered with a delay, so one drain may end before the last of them.
+    let taken = result.sourceCount;
+    for (let drain = 0; drain < 5 && taken < N + produced; drain++) {
+      taken += ((await (await streams.start(wf)).result()) as StreamWorkflowResult).sourceCount;
+    }
+    expect(taken).toBe(N + produced);
+    const all = [...expectedOrders(N).good, ...expectedOrders(produced, 100_000).good];
+    expect(sorted((await readLake(wf.targetPath!)).goodIds)).toEqual(sorted(all));
+  }, 120_000);
 });

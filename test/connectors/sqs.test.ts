@@ -71,6 +71,46 @@ describe.skipIf(!sqs)("SQSConnector on ElasticMQ", () => {
     expect(summary.lag).toEqual(reports.at(-1)!.lag);
   });
 
+  it("available_now ends at its snapshot while a producer keeps sending; later messages wait for the next run (I7)", async () => {
+    const url = await newQueue();
+    const N = 600;
+    await send(url, orders(0, N));
+    const lake = dirs.make("snapshot");
+    // The producer starts once the first batch is in, so everything it sends is newer than the
+    // run's snapshot; it sends faster than one receive drains, so the queue is never empty.
+    let produced = 0;
+    let producing: Promise<void> | undefined;
+    let stopProducing = false;
+    const produce = async () => {
+      while (!stopProducing) {
+        await send(url, orders(100_000 + produced, 20));
+        produced += 20;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const options = { targetPath: lake, checkpoint: `${lake}/ckpt.sqlite`, batchSize: 100, maxWaitMs: 300 };
+    const first = new StreamSink(ordersContract, new SQSConnector({ queueUrl: url, visibilityTimeout: 30 }), {
+      ...options,
+      onBatch: () => void (producing ??= produce()),
+    });
+    let summary;
+    try {
+      summary = await first.run("available_now");
+    } finally {
+      stopProducing = true;
+      await producing;
+    }
+    expect(produced).toBeGreaterThan(0);
+    expect(summary.sourceCount).toBe(N);
+    expect(sorted((await readLake(lake)).goodIds)).toEqual(expectedOrders(N).good);
+    // Nothing was lost: the newer messages are still queued, and the next run takes them all.
+    expect(await sqs!.depth(url)).toMatchObject({ total: produced });
+    const second = await new StreamSink(ordersContract, new SQSConnector({ queueUrl: url }), options).run("available_now");
+    expect(second.sourceCount).toBe(produced);
+    const expected = [...expectedOrders(N).good, ...expectedOrders(produced, 100_000).good];
+    expect(sorted((await readLake(lake)).goodIds)).toEqual(sorted(expected));
+  }, 120_000);
+
   it("deletes nothing when the batch fails before its commit, and gives the messages back at once (I8)", async () => {
     const url = await newQueue();
     const N = 120;
