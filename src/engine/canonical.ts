@@ -8,6 +8,7 @@
  * tests as an oracle that both engines are checked against.
  */
 import type { FieldSpec, FieldType } from "../contract/types.js";
+import { daysFromCivil, validYmd } from "../util/civil-time.js";
 
 /** Leading/trailing whitespace that non-string types ignore: ASCII space, tab, CR, LF only. */
 const WS = "[ \\t\\n\\r]*";
@@ -219,17 +220,7 @@ export function civilToDays(ymd: string): number | undefined {
   const y = Number(ymd.slice(0, 4));
   const m = Number(ymd.slice(5, 7));
   const d = Number(ymd.slice(8, 10));
-  if (m < 1 || m > 12 || d < 1) return undefined;
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  const dim = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]!;
-  if (d > dim) return undefined;
-  // Howard Hinnant's days_from_civil.
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
+  return validYmd(y, m, d) ? daysFromCivil(y, m, d) : undefined;
 }
 
 /** Microseconds since epoch (UTC) of text matching TIMESTAMP_RE's group 1. */
