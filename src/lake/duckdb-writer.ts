@@ -248,9 +248,9 @@ async function prepareStatements(
 /**
  * Run a statement that reads a table, prepared now so that DuckDB plans it with the table's
  * current statistics (see Statements), with its parameters bound on the prepared statement.
- * `conn.run(sql, [doc])` would be simpler but costs ~4–8 ms more per 10k-key document
- * (measured on 1.5.6): the bound string is folded into the plan as a constant and copied with it;
- * preparing costs ~0.4 ms. Returns the rows changed.
+ * `conn.run(sql, [doc])` would be simpler but costs ~2–4 ms more per statement and 10k-row batch
+ * (measured on 1.5.6): a value passed that way is folded into the plan as a constant and copied
+ * with it; preparing costs ~0.4 ms. Returns the rows changed.
  */
 async function runPlanned(conn: DuckDBConnection, sql: string, bind: (p: DuckDBPreparedStatement) => void): Promise<number> {
   const p = await conn.prepare(sql);
