@@ -31,6 +31,7 @@ import type { BatchActivities, SharedActivities } from "../activities/index.js";
 import { decodeCursorForDisplay } from "../src/temporal/display.js";
 import {
   afterCommit,
+  fetchSize,
   initialCarry,
   reachedMaxBatches,
   resultOf,
@@ -73,6 +74,14 @@ function NON_RETRYABLE(): string[] {
  * it (started before) replay, and go on, with validateBatch.
  */
 const VALIDATE_IN_WRITE = "validate-in-write";
+
+/**
+ * Since this patch a fetch may hand over several batches (the first and those the worker read
+ * ahead meanwhile); each is still written, committed and acknowledged on its own, in order. One
+ * round trip through the server then serves several batches. Runs without its marker replay,
+ * and go on, fetching one batch at a time.
+ */
+const MULTI_BATCH_FETCH = "multi-batch-fetch";
 
 /**
  * validate, write and ack run as local activities: in the worker process that executes this
@@ -179,6 +188,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
     queue ??= await local.getWorkerQueue();
     const remote = fetchActivity(queue, input.timeouts);
     try {
+      const size = patched(MULTI_BATCH_FETCH) ? fetchSize(input, carry, batchesThisRun) : 1;
       const fetched = await remote.fetchBatch({
         spec,
         key: carry.key,
@@ -186,28 +196,33 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
         batchId: carry.batchId,
         endCursor,
         idleMs: input.timeouts?.idleFetchMs,
-        readAhead: wantsReadAhead(input, carry, control, batchesThisRun, workflowInfo().continueAsNewSuggested),
+        readAhead: wantsReadAhead(input, carry, control, batchesThisRun, workflowInfo().continueAsNewSuggested, size),
+        ...(size > 1 ? { maxBatches: size } : {}),
       });
       if (fetched.endCursor !== undefined) endCursor = fetched.endCursor;
       lag = fetched.lag;
-      if (fetched.count > 0 || fetched.cursorMoved) {
+      // Every batch handed over is written, in order, before signals are looked at again: a stop
+      // or pause takes effect after at most `batchesPerFetch` batches.
+      const batches = [{ ...fetched, write: fetched.count > 0 || fetched.cursorMoved }, ...(fetched.more ?? []).map((m) => ({ ...m, write: true }))];
+      for (const batch of batches) {
+        if (!batch.write) continue;
         const validated =
-          fetched.spool && !patched(VALIDATE_IN_WRITE) ? await local.validateBatch({ spec, spool: fetched.spool }) : undefined;
+          batch.spool && !patched(VALIDATE_IN_WRITE) ? await local.validateBatch({ spec, spool: batch.spool }) : undefined;
         const written = await local.writeBatch({
           spec,
           key: carry.key,
           writerId,
           validated: validated?.validated ?? null,
-          fetched: fetched.spool,
+          fetched: batch.spool,
           previous: { cursor: carry.cursor, batchId: carry.batchId, totals: carry.totals },
-          cursor: fetched.cursor,
+          cursor: batch.cursor,
         });
-        carry = afterCommit(carry, fetched.cursor, written);
+        carry = afterCommit(carry, batch.cursor, written);
         batchesThisRun++;
         // I8: acknowledgements only after the commit.
-        if (fetched.ackSource && fetched.spool) await local.ackBatch({ spec, spool: fetched.spool });
+        if (fetched.ackSource && batch.spool) await local.ackBatch({ spec, spool: batch.spool });
       }
-      if (fetched.exhausted) break;
+      if (batches[batches.length - 1]!.exhausted) break;
     } catch (err) {
       if (!workerLost(err)) throw err;
       queue = undefined;

@@ -17,6 +17,7 @@ import type {
   AckBatchInput,
   FetchBatchInput,
   FetchBatchResult,
+  FetchedMore,
   OpenStreamResult,
   StreamSpec,
   ValidateBatchInput,
@@ -44,11 +45,11 @@ interface OpenSource {
   collector?: BatchCollector;
   /**
    * Encoded cursor the next fetch must ask for to continue on this source: where the source is
-   * positioned, or, while a read-ahead is held, where the read-ahead batch starts.
+   * positioned, or, while batches are read ahead, where the first of them starts.
    */
   cursor: string | null;
-  /** The next batch, collected from `cursor` while the workflow validates and writes the last one. */
-  ahead?: { batch: Promise<AheadBatch>; stop: AbortController };
+  /** The next batches, collected from `cursor` while the workflow writes the last ones. */
+  ahead?: ReadAhead;
   /** Activities using the source now, and when the last one ended (for closing idle sources). */
   busy: number;
   lastUsed: number;
@@ -66,6 +67,22 @@ interface FetchedBatch {
 interface AheadBatch {
   batch: CollectedBatch;
   validation?: Promise<ValidatedBatch>;
+}
+
+/**
+ * Batches collected ahead of the workflow, in source order, each starting where the one before
+ * ends. One collection runs at a time (the collector reads one source); it stops at `depth`
+ * batches held, at the end of the source, or after a batch that found nothing in time.
+ */
+interface ReadAhead {
+  ready: AheadBatch[];
+  /** The batch being collected now (or the last one); it is in `ready` once this resolves. */
+  current?: Promise<AheadBatch>;
+  /** The collecting loop, while it runs. */
+  collecting?: Promise<void>;
+  /** A collection failed: the fetch that needs its batch throws this. */
+  failure?: { error: unknown };
+  stop: AbortController;
 }
 
 interface Target {
@@ -151,6 +168,7 @@ export class StreamRuntime {
     let exhausted = false;
     let tokens: unknown[] | undefined;
     let validation: Promise<ValidatedBatch> | undefined;
+    const more: FetchedMore[] = [];
     if (source.kind === "cursor") {
       const batchLimits = { ...limits, maxIdleMs: input.idleMs ?? IDLE_FETCH_MS };
       const collected = await this.collect(open, source, input, batchLimits, stop);
@@ -158,19 +176,34 @@ export class StreamRuntime {
       validation = collected.validation;
       if (collected.batch.cursor !== undefined) cursor = encodeCursor(collected.batch.cursor);
       exhausted = collected.batch.exhausted;
-      open.cursor = cursor;
-      if (input.readAhead && !exhausted && records.length > 0) {
-        // Collect and validate the next batch now, while the workflow validates and writes this
-        // one, as StreamSink does; the next fetch takes it if it asks for `cursor`, as it will
-        // unless the workflow restarts from elsewhere (then positionedSource drops it and seeks).
-        // Nothing is written or committed ahead: the workflow still writes batch by batch (I1).
-        const aheadStop = new AbortController();
+      // Hand over, too, the batches already collected ahead (never waiting for one), so that one
+      // round trip through the server serves several batches.
+      const wanted = Math.max(1, input.maxBatches ?? 1);
+      let last = { exhausted, cursor, count: records.length };
+      while (records.length > 0 && !last.exhausted && more.length < wanted - 1) {
+        const next = open.ahead?.ready[0];
+        if (!next || next.batch.records.length === 0) break;
+        open.ahead!.ready.shift();
+        const nextCursor = next.batch.cursor === undefined ? last.cursor : encodeCursor(next.batch.cursor);
+        const entry: FetchedBatch = { records: next.batch.records, ...(next.validation ? { validation: next.validation } : {}) };
+        more.push({
+          spool: this.spool.put("fetched", entry),
+          count: next.batch.records.length,
+          bytes: next.batch.records.reduce((n, r) => n + recordBytes(r), 0),
+          cursor: nextCursor,
+          exhausted: next.batch.exhausted,
+        });
+        last = { exhausted: next.batch.exhausted, cursor: nextCursor, count: next.batch.records.length };
+      }
+      open.cursor = last.cursor;
+      if (input.readAhead && !last.exhausted && last.count > 0) {
+        // Collect and validate the next batches now, while the workflow writes these, as
+        // StreamSink does; the next fetch takes them if it asks for `open.cursor`, as it will
+        // unless the workflow restarts from elsewhere (then positionedSource drops them and
+        // seeks). Nothing is written or committed ahead: the workflow writes batch by batch (I1).
         // It yields to the event loop as it goes, so the activities and workflow tasks of the
-        // batch in flight are not kept waiting behind a batch of records already at hand.
-        const aheadLimits = { ...batchLimits, yieldEvery: READ_AHEAD_YIELD_EVERY };
-        const batch = open.collector!.next(aheadLimits, aheadStop.signal).then((b) => this.startValidation(input.spec, b));
-        batch.catch(() => undefined); // seen by the fetch that takes it, or dropped with the source
-        open.ahead = { batch, stop: aheadStop };
+        // batches in flight are not kept waiting behind records already at hand.
+        this.readAhead(open, input.spec, { ...batchLimits, yieldEvery: READ_AHEAD_YIELD_EVERY }, wanted);
       }
     } else {
       // I7 for queues: the drain's snapshot is when its first fetch ran (messages the broker took
@@ -204,14 +237,43 @@ export class StreamRuntime {
       cursorMoved: cursor !== input.cursor,
       exhausted,
       ...(endCursor !== undefined ? { endCursor } : {}),
+      ...(more.length > 0 ? { more } : {}),
       lag,
       ackSource: source.kind === "ack",
     };
   }
 
-  /** Whether a batch of this stream is held or being collected ahead (for tests and diagnostics). */
+  /** Whether batches of this stream are held or being collected ahead (for tests and diagnostics). */
   hasReadAhead(key: string): boolean {
-    return this.sources.get(key)?.ahead !== undefined;
+    const { held, collecting } = this.readAheadOf(key);
+    return held > 0 || collecting;
+  }
+
+  /** Batches of this stream held ahead, and whether one is being collected (for tests and diagnostics). */
+  readAheadOf(key: string): { held: number; collecting: boolean } {
+    const ahead = this.sources.get(key)?.ahead;
+    return { held: ahead?.ready.length ?? 0, collecting: ahead?.collecting !== undefined };
+  }
+
+  /** Keep collecting batches ahead, one after another, until `depth` are held (see ReadAhead). */
+  private readAhead(open: OpenSource, spec: StreamSpec, limits: BatchLimits, depth: number): void {
+    const ahead = (open.ahead ??= { ready: [], stop: new AbortController() });
+    if (ahead.collecting || ahead.failure) return;
+    const collector = open.collector!;
+    const step = async (): Promise<void> => {
+      while (!ahead.stop.signal.aborted && ahead.ready.length < depth) {
+        ahead.current = collector.next(limits, ahead.stop.signal).then((batch) => {
+          const got = this.startValidation(spec, batch);
+          ahead.ready.push(got);
+          return got;
+        });
+        const { batch } = await ahead.current;
+        if (batch.exhausted || batch.records.length === 0) return;
+      }
+    };
+    ahead.collecting = step()
+      .catch((error: unknown) => void (ahead.failure = { error }))
+      .finally(() => void (ahead.collecting = undefined));
   }
 
   async validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult> {
@@ -336,19 +398,28 @@ export class StreamRuntime {
     stop: AbortSignal,
   ): Promise<AheadBatch> {
     const ahead = open.ahead;
-    open.ahead = undefined;
     if (ahead) {
-      // Cancelling this fetch cuts the read-ahead as it would cut a fresh read.
-      const onStop = () => ahead.stop.abort();
-      if (stop.aborted) onStop();
-      else stop.addEventListener("abort", onStop, { once: true });
-      try {
-        const got = await ahead.batch;
-        // An idle read-ahead (nothing arrived in time) says nothing: wait again, for this fetch.
-        if (got.batch.records.length > 0 || got.batch.exhausted) return got;
-      } finally {
-        stop.removeEventListener("abort", onStop);
+      if (ahead.ready.length === 0 && ahead.collecting && ahead.current) {
+        // Wait for the batch being collected (only that one). Cancelling this fetch cuts the
+        // read-ahead as it would cut a fresh read.
+        const onStop = () => ahead.stop.abort();
+        if (stop.aborted) onStop();
+        else stop.addEventListener("abort", onStop, { once: true });
+        try {
+          const failed = await ahead.current.then(
+            () => undefined,
+            (error: unknown) => ({ error }),
+          );
+          if (failed) throw failed.error;
+        } finally {
+          stop.removeEventListener("abort", onStop);
+        }
       }
+      if (ahead.failure && ahead.ready.length === 0) throw ahead.failure.error;
+      const got = ahead.ready.shift();
+      if (ahead.ready.length === 0 && !ahead.collecting) open.ahead = undefined;
+      // An idle read-ahead (nothing arrived in time) says nothing: wait again, for this fetch.
+      if (got && (got.batch.records.length > 0 || got.batch.exhausted)) return got;
     }
     open.collector ??= new BatchCollector(
       source.read({ mode: input.spec.mode, signal: open.reading.signal })[Symbol.asyncIterator](),
@@ -387,7 +458,7 @@ export class StreamRuntime {
   private async dropSource(key: string, open: OpenSource): Promise<void> {
     if (this.sources.get(key) === open) this.sources.delete(key);
     open.ahead?.stop.abort();
-    await open.ahead?.batch.catch(() => undefined);
+    await open.ahead?.collecting;
     open.ahead = undefined;
     open.reading.abort();
     await open.collector?.close().catch(() => undefined);

@@ -16,6 +16,8 @@ import type {
 } from "./types.js";
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY = 200;
+/** Batches one fetch may hand over (the first plus those read ahead); see FetchBatchInput.maxBatches. */
+export const DEFAULT_BATCHES_PER_FETCH = 4;
 
 export function initialCarry(open: OpenStreamResult, nowIso: string): StreamCarry {
   return {
@@ -88,11 +90,26 @@ export function reachedMaxBatches(input: Pick<StreamWorkflowInput, "maxBatches">
 }
 
 /**
- * Whether the loop, as far as it knows when it fetches a batch, will fetch the next one after
- * committing this one — the condition for letting the worker read the next batch ahead. Not when
- * a stop or pause is requested, when this batch reaches maxBatches, or when continue-as-new will
- * be due. (A signal that arrives later only leaves an unused read-ahead on the worker, which the
- * next fetch from another cursor, or the worker's idle-source sweep, drops.)
+ * How many batches the next fetch may hand over: `batchesPerFetch`, but never past maxBatches
+ * or the batch count that makes continue-as-new due (the workflow writes every batch it is handed).
+ */
+export function fetchSize(
+  input: Pick<StreamWorkflowInput, "maxBatches" | "batchesPerFetch" | "continueAsNewEvery">,
+  carry: StreamCarry,
+  batchesThisRun: number,
+): number {
+  let size = Math.max(1, Math.floor(input.batchesPerFetch ?? DEFAULT_BATCHES_PER_FETCH));
+  if (input.maxBatches !== undefined) size = Math.min(size, input.maxBatches - carry.run.batches);
+  size = Math.min(size, (input.continueAsNewEvery ?? DEFAULT_CONTINUE_AS_NEW_EVERY) - batchesThisRun);
+  return Math.max(1, size);
+}
+
+/**
+ * Whether the loop, as far as it knows when it fetches, will fetch again after committing what
+ * this fetch hands over (`size` batches at most) — the condition for letting the worker read
+ * ahead. Not when a stop or pause is requested, when these batches reach maxBatches, or when
+ * continue-as-new will be due. (A signal that arrives later only leaves an unused read-ahead on
+ * the worker, which the next fetch from another cursor, or the worker's idle-source sweep, drops.)
  */
 export function wantsReadAhead(
   input: Pick<StreamWorkflowInput, "maxBatches" | "continueAsNewEvery">,
@@ -100,11 +117,12 @@ export function wantsReadAhead(
   control: Control,
   batchesThisRun: number,
   continueAsNewSuggested: boolean,
+  size = 1,
 ): boolean {
   if (control.stopRequested || control.paused) return false;
-  const afterThis = { ...carry, run: { ...carry.run, batches: carry.run.batches + 1 } };
+  const afterThis = { ...carry, run: { ...carry.run, batches: carry.run.batches + size } };
   if (reachedMaxBatches(input, afterThis)) return false;
-  return !shouldContinueAsNew(input, batchesThisRun + 1, continueAsNewSuggested);
+  return !shouldContinueAsNew(input, batchesThisRun + size, continueAsNewSuggested);
 }
 
 /** Pause and stop requests; stop wins over pause, and is graceful (after the in-flight batch). */

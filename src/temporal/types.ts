@@ -31,10 +31,15 @@ export interface StreamSpec {
 }
 
 export interface StreamWorkflowInput extends StreamSpec {
-  /** continuous: continue-as-new after this many batches at the latest. Default 500. */
+  /** continuous: continue-as-new after this many batches at the latest. Default 200. */
   continueAsNewEvery?: number;
   /** Stop after this many committed batches (across continue-as-new). */
   maxBatches?: number;
+  /**
+   * Most batches one fetch hands over (the first and those the worker read ahead meanwhile); each
+   * is written and committed on its own. Default 4. Stop and pause take effect after them.
+   */
+  batchesPerFetch?: number;
   /** Activity timeouts in ms (tests shorten them to notice a dead worker sooner). */
   timeouts?: { scheduleToStartMs?: number; startToCloseMs?: number; heartbeatMs?: number; idleFetchMs?: number };
   /** Set by continue-as-new: the state carried into the next run. Never set it by hand. */
@@ -116,6 +121,20 @@ export interface FetchBatchInput {
    * batch's cursor). False when the workflow will stop, park, continue-as-new or hit maxBatches.
    */
   readAhead?: boolean;
+  /**
+   * Most batches this fetch may hand over: the first, plus batches the worker already read ahead
+   * (it never waits for those). Default 1. A cursor source only; the read-ahead holds as many.
+   */
+  maxBatches?: number;
+}
+
+/** A further batch handed over by the same fetch; it starts where the one before it ends. */
+export interface FetchedMore {
+  spool: string;
+  count: number;
+  bytes: number;
+  cursor: string | null;
+  exhausted: boolean;
 }
 
 export interface FetchBatchResult {
@@ -129,6 +148,11 @@ export interface FetchBatchResult {
   exhausted: boolean;
   /** available_now: the snapshot captured by this fetch (first fetch of a drain only). */
   endCursor?: string | null;
+  /**
+   * The batches after the first (see FetchBatchInput.maxBatches), in order. The fields above
+   * describe the first batch; `exhausted` of the last one here says whether the source ended.
+   */
+  more?: FetchedMore[];
   lag: StreamLag | null;
   ackSource: boolean;
 }

@@ -51,6 +51,13 @@ function setup(records: number, mode: StreamSpec["mode"] = "available_now") {
   return { dir, events, spec, runtime, fetch, lines };
 }
 
+/** Wait until the read-ahead of stream "k" has stopped collecting (it holds what it may). */
+async function aheadSettled(runtime: StreamRuntime): Promise<{ held: number; collecting: boolean }> {
+  for (let i = 0; i < 250 && runtime.readAheadOf("k").collecting; i++) await new Promise((r) => setTimeout(r, 20));
+  return runtime.readAheadOf("k");
+}
+const linesOf = (runtime: StreamRuntime, spool: string): number[] =>
+  runtime.spool.get<{ records: SourceRecord[] }>(spool).records.map((x) => (x.position as { line: number }).line);
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i + 1);
 const lineOf = (cursor: string | null) => (cursor === null ? 0 : (decodeCursor(cursor) as { line: number }).line);
 
@@ -123,6 +130,48 @@ describe("StreamRuntime read-ahead", () => {
       expect({ ...v2, validated: "" }).toEqual({ ...v1, validated: "" });
       expect(v2.validated).not.toBe(v1.validated);
     }
+  });
+
+  it("hands over, with a fetch's first batch, the batches already read ahead (up to maxBatches), each with its own cursor", async () => {
+    const { fetch, lines, runtime, spec } = setup(7500);
+    const first = await fetch(null, { readAhead: true, maxBatches: 4 });
+    expect(first.more).toBeUndefined(); // nothing was read ahead yet
+    // Give the worker time to read ahead as far as it may (4 batches), as it does while the
+    // workflow writes.
+    expect(await aheadSettled(runtime)).toEqual({ held: 4, collecting: false });
+    const second = await fetch(first.cursor, { readAhead: true, maxBatches: 4 });
+    expect(lines(second)).toEqual(range(1000, 2000));
+    expect(second.more?.map((m) => [m.count, lineOf(m.cursor), m.exhausted])).toEqual([
+      [1000, 3000, false],
+      [1000, 4000, false],
+      [1000, 5000, false],
+    ]);
+    expect(second.more!.map((m) => linesOf(runtime, m.spool)[0])).toEqual([2001, 3001, 4001]);
+    // Validation of each was started when it was read: writeBatch finds it.
+    const v = await runtime.validateBatch({ spec, spool: second.more![2]!.spool });
+    expect(v.sourceCount).toBe(1000);
+    // The next fetch continues after the last batch handed over, to the end.
+    const seen = [...lines(first), ...lines(second), ...second.more!.flatMap((m) => linesOf(runtime, m.spool))];
+    let cursor = second.more!.at(-1)!.cursor;
+    for (let i = 0; i < 10; i++) {
+      const r = await fetch(cursor, { readAhead: true, maxBatches: 4 });
+      seen.push(...lines(r), ...(r.more ?? []).flatMap((m) => linesOf(runtime, m.spool)));
+      const last = r.more?.at(-1) ?? r;
+      cursor = last.cursor;
+      if (last.exhausted) break;
+    }
+    expect(seen).toEqual(range(0, 7500));
+    expect(lineOf(cursor)).toBe(7500);
+    expect(runtime.hasReadAhead("k")).toBe(false);
+  });
+
+  it("without maxBatches hands over one batch, as workflows started before multi-batch fetches expect", async () => {
+    const { fetch, runtime } = setup(5000);
+    const first = await fetch(null, { readAhead: true });
+    expect(await aheadSettled(runtime)).toEqual({ held: 1, collecting: false });
+    const second = await fetch(first.cursor, { readAhead: true });
+    expect(second.more).toBeUndefined();
+    expect(lineOf(second.cursor)).toBe(2000);
   });
 
   it("closes with a read-ahead still held (a stream stopped or paused after its last fetch)", async () => {

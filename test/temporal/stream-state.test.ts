@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   afterCommit,
+  fetchSize,
   initialCarry,
   reachedMaxBatches,
   resultOf,
@@ -72,6 +73,24 @@ describe("stream workflow state", () => {
     expect(wantsReadAhead({}, c, go, 0, true)).toBe(false);
     expect(wantsReadAhead({ continueAsNewEvery: 5 }, c, go, 4, false)).toBe(false);
     expect(wantsReadAhead({ continueAsNewEvery: 5 }, c, go, 3, false)).toBe(true);
+  });
+
+  it("asks a fetch for up to batchesPerFetch batches, never past maxBatches or a due continue-as-new", () => {
+    const c = { ...initialCarry(open, "t"), run: { batches: 3, sourceCount: 0, goodCount: 0, badCount: 0 } };
+    expect(fetchSize({}, c, 0)).toBe(4);
+    expect(fetchSize({ batchesPerFetch: 1 }, c, 0)).toBe(1);
+    expect(fetchSize({ batchesPerFetch: 0 }, c, 0)).toBe(1);
+    expect(fetchSize({ batchesPerFetch: 8 }, c, 0)).toBe(8);
+    expect(fetchSize({ maxBatches: 5 }, c, 0)).toBe(2);
+    expect(fetchSize({ maxBatches: 4 }, c, 0)).toBe(1);
+    expect(fetchSize({ continueAsNewEvery: 10 }, c, 8)).toBe(2);
+    expect(fetchSize({}, c, 198)).toBe(2);
+    // A read-ahead is wanted only if the loop fetches again after all of them.
+    const go = { paused: false, stopRequested: false };
+    expect(wantsReadAhead({ maxBatches: 7 }, c, go, 0, false, 4)).toBe(false);
+    expect(wantsReadAhead({ maxBatches: 8 }, c, go, 0, false, 4)).toBe(true);
+    expect(wantsReadAhead({ continueAsNewEvery: 10 }, c, go, 6, false, 4)).toBe(false);
+    expect(wantsReadAhead({ continueAsNewEvery: 10 }, c, go, 5, false, 4)).toBe(true);
   });
 
   it("says paused only once parked, and stop wins over pause", () => {
