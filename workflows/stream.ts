@@ -115,6 +115,9 @@ function workerLost(err: unknown): boolean {
 }
 
 export async function streamWorkflow(input: StreamWorkflowInput): Promise<StreamWorkflowResult> {
+  // Asked first, before any activity: a patch check right after a local activity's result
+  // replayed as absent when that result and the next commands fell in different workflow tasks.
+  const multiBatchFetch = patched(MULTI_BATCH_FETCH);
   const spec: StreamSpec = {
     contract: input.contract,
     source: input.source,
@@ -188,7 +191,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
     queue ??= await local.getWorkerQueue();
     const remote = fetchActivity(queue, input.timeouts);
     try {
-      const size = patched(MULTI_BATCH_FETCH) ? fetchSize(input, carry, batchesThisRun) : 1;
+      const size = multiBatchFetch ? fetchSize(input, carry, batchesThisRun) : 1;
       const fetched = await remote.fetchBatch({
         spec,
         key: carry.key,
