@@ -3,7 +3,8 @@
  * Temporal (one worker, a local dev server), printed as one JSON line:
  * events/s for each, their ratio (target >= 0.8) and history events per batch (target <= 12).
  *
- * Flags: --events N (default 1,000,000), --batch N (default 10,000).
+ * Flags: --events N (default 1,000,000), --batch N (default 10,000), --batches-per-fetch N
+ * (default: the workflow's, 4; 1 measures one fetch round trip per batch).
  * Needs the Temporal CLI: bash scripts/provision-temporal.sh.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,9 +19,12 @@ import { createLakeLogicWorker } from "../src/temporal/worker.js";
 import { startTemporal } from "../test/support/temporal.js";
 import { ORDERS_CONTRACT, workflowBundle, writeOrders } from "../test/temporal/support.js";
 
-const { values } = parseArgs({ options: { events: { type: "string", default: "1000000" }, batch: { type: "string", default: "10000" } } });
+const { values } = parseArgs({
+  options: { events: { type: "string", default: "1000000" }, batch: { type: "string", default: "10000" }, "batches-per-fetch": { type: "string" } },
+});
 const events = Number(values.events);
 const batchSize = Number(values.batch);
+const batchesPerFetch = values["batches-per-fetch"] === undefined ? undefined : Number(values["batches-per-fetch"]);
 const dir = mkdtempSync(join(tmpdir(), "ll-bench-temporal-"));
 const file = join(dir, "events.ndjson");
 writeOrders(file, 0, events);
@@ -45,6 +49,7 @@ const streams = await StreamClient.connect({ address: server.address });
 let temporalSeconds = 0;
 let result: StreamWorkflowResult;
 let historyEvents = 0;
+let fetches = 0;
 try {
   const t1 = process.hrtime.bigint();
   const handle = await streams.start({
@@ -56,10 +61,13 @@ try {
     checkpoint: join(dir, "temporal.sqlite"),
     batchSize,
     maxWaitMs: 5000,
+    ...(batchesPerFetch === undefined ? {} : { batchesPerFetch }),
   });
   result = (await handle.result()) as StreamWorkflowResult;
   temporalSeconds = seconds(t1);
-  historyEvents = (await handle.fetchHistory()).events?.length ?? 0;
+  const history = (await handle.fetchHistory()).events ?? [];
+  historyEvents = history.length;
+  fetches = history.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === "fetchBatch").length;
 } finally {
   worker.shutdown();
   await running;
@@ -78,7 +86,7 @@ console.log(
     mode: "available_now",
     strategy: "merge",
     inProcess: { seconds: +inProcessSeconds.toFixed(2), eventsPerSec: inProcessRate, batches: inProcess.batches },
-    temporal: { seconds: +temporalSeconds.toFixed(2), eventsPerSec: temporalRate, batches: result.batches, historyEvents },
+    temporal: { seconds: +temporalSeconds.toFixed(2), eventsPerSec: temporalRate, batches: result.batches, fetches, historyEvents },
     ratio: +(temporalRate / inProcessRate).toFixed(3),
     historyEventsPerBatch: +(historyEvents / Math.max(1, result.batches)).toFixed(2),
   }),

@@ -9,7 +9,8 @@
  * advances in workflow state only after writeBatch returned. If the worker disappears, the batch
  * restarts from fetchBatch on another worker, from the position the checkpoint store holds.
  * Each fetch says whether the loop means to fetch again (wantsReadAhead): then the worker collects
- * and validates the next batch while this one is written, for the next fetch to take.
+ * and validates the next batches while these are written, and the next fetch hands over, with its
+ * first batch, those already collected (up to batchesPerFetch), each written and committed in turn.
  */
 import {
   ActivityFailure,
