@@ -22,9 +22,11 @@ interface Entry {
 const entries = new Map<string, Promise<Entry>>();
 
 /** WAL size that triggers a checkpoint; larger than DuckDB's 16MB default so that merge batches
- * of ~10k rows do not pay a checkpoint every few commits (measured: commit 13ms → 7ms). */
+ * of ~10k rows do not pay a checkpoint every few commits (measured: commit 13ms → 7ms). Rows
+ * written since the last checkpoint stay in memory, so a smaller threshold (for small
+ * containers: LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD, e.g. "16MB") lowers RSS at some speed. */
 const INSTANCE_OPTIONS: Record<string, string> = {
-  checkpoint_threshold: "64MB",
+  checkpoint_threshold: process.env.LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD ?? "64MB",
   // The lake file is persistent, so DuckDB can evict clean blocks: without a limit its cache grows
   // with the table (80 % of RAM by default) and a long stream's RSS with it. Override with
   // LAKELOGIC_DUCKDB_MEMORY_LIMIT (e.g. "1GB", "64MB"); see docs/lake.md, "Memory".
