@@ -85,6 +85,11 @@ interface ReadAhead {
   stop: AbortController;
 }
 
+/** A batch's size as the history reports it (payload bytes, or an estimate). */
+function bytesOf(records: readonly SourceRecord[]): number {
+  return records.reduce((n, r) => n + recordBytes(r), 0);
+}
+
 interface Target {
   lake: LakeWriter;
   store: CheckpointStore;
@@ -189,7 +194,7 @@ export class StreamRuntime {
         more.push({
           spool: this.spool.put("fetched", entry),
           count: next.batch.records.length,
-          bytes: next.batch.records.reduce((n, r) => n + recordBytes(r), 0),
+          bytes: bytesOf(next.batch.records),
           cursor: nextCursor,
           exhausted: next.batch.exhausted,
         });
@@ -232,7 +237,7 @@ export class StreamRuntime {
     return {
       spool,
       count: records.length,
-      bytes: records.reduce((n, r) => n + recordBytes(r), 0),
+      bytes: bytesOf(records),
       cursor,
       cursorMoved: cursor !== input.cursor,
       exhausted,
