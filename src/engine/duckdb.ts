@@ -13,7 +13,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } f
 import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
-import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
+import { dryRunBatch, encodeBatchInSlices, type EncodedBatch } from "./encode.js";
 import { columnsFromJson, goodColumnsOf } from "./good-columns.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
@@ -122,13 +122,35 @@ const layerSql = (from: string, layer: Layer): string =>
 /** JSON member names of the batch document. */
 const payloadKey = (k: number): string => `c${k}`;
 
+/** The members of the batch document: unknown keys, tag words, one text column per field. */
+function payloadMembers(plan: Plan, enc: EncodedBatch): Array<[string, Array<string | null> | number[]]> {
+  return [
+    ["u", enc.unknown],
+    ...enc.tags.map((t, w): [string, number[]] => [`t${w}`, t]),
+    ...plan.fields.map((f): [string, Array<string | null>] => [payloadKey(f.k), enc.columns[f.k]!]),
+  ];
+}
+
 /** The batch as the statement's one parameter. */
 export function batchPayload(plan: Plan, enc: EncodedBatch): string {
-  const payload: Record<string, Array<string | null> | number[]> = { u: enc.unknown };
-  enc.tags.forEach((t, w) => (payload[`t${w}`] = t));
-  for (const f of plan.fields) payload[payloadKey(f.k)] = enc.columns[f.k]!;
-  return JSON.stringify(payload);
+  return JSON.stringify(Object.fromEntries(payloadMembers(plan, enc)));
 }
+
+/** `batchPayload`, one member at a time with `pause()` between them (see encodeBatchInSlices). */
+async function batchPayloadInParts(plan: Plan, enc: EncodedBatch, pause: () => Promise<void>): Promise<string> {
+  const parts: string[] = [];
+  for (const [key, values] of payloadMembers(plan, enc)) {
+    if (parts.length > 0) await pause();
+    parts.push(`"${key}":${JSON.stringify(values)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/** Records per slice of the JavaScript pass: ~1 ms of work for a typical record. */
+const SLICE_ROWS = 2048;
+
+/** Let the event loop run the callbacks that are due (a macrotask, not a microtask). */
+const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The one statement that validates a batch; `probe` instead selects one sql rule over the typed columns. */
 export function buildStatement(plan: Plan, probe?: string): string {
@@ -242,9 +264,10 @@ export class DuckDBEngine implements Engine {
   private async validateNow(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
     const c = await this.compile(contract);
     const plan = c.plan;
-    const enc = encodeBatch(records, plan);
+    // In slices: a lake write in flight continues between them (see encodeBatchInSlices).
+    const enc = await encodeBatchInSlices(records, plan, SLICE_ROWS, pause);
     if (enc.n === 0) return assemble(records, plan, enc, emptyOutput(plan));
-    c.stmt.bindVarchar(1, batchPayload(plan, enc));
+    c.stmt.bindVarchar(1, await batchPayloadInParts(plan, enc, pause));
     const reader = await c.stmt.runAndReadAll();
     const row = reader.getRowsJS()[0]!;
     const doc = JSON.parse(row[0] as string) as Doc;
