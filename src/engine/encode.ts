@@ -290,7 +290,8 @@ export async function encodeBatchInSlices(
   pause: () => Promise<void>,
 ): Promise<EncodedBatch> {
   const e = new Encoding(records, plan);
-  for (let to = Math.min(sliceRows, records.length); ; to = Math.min(to + sliceRows, records.length)) {
+  const step = Math.max(1, Math.floor(sliceRows));
+  for (let to = Math.min(step, records.length); ; to = Math.min(to + step, records.length)) {
     e.step(to);
     if (to >= records.length) break;
     await pause();
