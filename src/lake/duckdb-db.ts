@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { ConfigError } from "../errors.js";
 import { LakeBusyError } from "./errors.js";
 
 /**
@@ -21,17 +22,48 @@ interface Entry {
 
 const entries = new Map<string, Promise<Entry>>();
 
-/** WAL size that triggers a checkpoint; larger than DuckDB's 16MB default so that merge batches
- * of ~10k rows do not pay a checkpoint every few commits (measured: commit 13ms → 7ms). Rows
- * written since the last checkpoint stay in memory, so a smaller threshold (for small
- * containers: LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD, e.g. "16MB") lowers RSS at some speed. */
-const INSTANCE_OPTIONS: Record<string, string> = {
-  checkpoint_threshold: process.env.LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD ?? "64MB",
+/**
+ * Settings of a lake's DuckDB instance, each overridable by an environment variable read when
+ * the process first opens the file. DuckDB refuses a bad value with a bare "Failed to set
+ * config", so the variable at fault is found and named (see `refusedSetting`).
+ */
+const INSTANCE_SETTINGS: ReadonlyArray<{ setting: string; env: string; fallback?: string; expected: string }> = [
+  // WAL size that triggers a checkpoint; larger than DuckDB's 16MB default so that merge batches
+  // of ~10k rows do not pay a checkpoint every few commits (measured: commit 13ms → 7ms, and
+  // bench:validate 15 % faster). Rows written since the last checkpoint stay in memory, so a
+  // smaller threshold (e.g. "16MB", for small containers) lowers RSS at that cost.
+  { setting: "checkpoint_threshold", env: "LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD", fallback: "64MB", expected: "a size such as 16MB or 256MB" },
   // The lake file is persistent, so DuckDB can evict clean blocks: without a limit its cache grows
-  // with the table (80 % of RAM by default) and a long stream's RSS with it. Override with
-  // LAKELOGIC_DUCKDB_MEMORY_LIMIT (e.g. "1GB", "64MB"); see docs/lake.md, "Memory".
-  memory_limit: process.env.LAKELOGIC_DUCKDB_MEMORY_LIMIT ?? "128MB",
-};
+  // with the table (80 % of RAM by default) and a long stream's RSS with it (docs/lake.md, "Memory").
+  { setting: "memory_limit", env: "LAKELOGIC_DUCKDB_MEMORY_LIMIT", fallback: "128MB", expected: "a size such as 64MB or 1GB" },
+  // DuckDB's default is one per core. One thread does a 10k-row insert in 2.2 ms instead of 4.9 ms
+  // and spares ~10 % of the process's CPU, at the same throughput (docs/benchmarks.md); but
+  // checkpoints and `readTable` then use one core, so it is left to the user.
+  { setting: "threads", env: "LAKELOGIC_DUCKDB_THREADS", expected: "a whole number of threads, at least 1" },
+];
+
+function instanceOptions(): Record<string, string> {
+  const options: Record<string, string> = {};
+  for (const s of INSTANCE_SETTINGS) {
+    const value = process.env[s.env] ?? s.fallback;
+    if (value !== undefined) options[s.setting] = value;
+  }
+  return options;
+}
+
+/** The environment variable whose value DuckDB refuses, as a ConfigError; undefined if none does. */
+async function refusedSetting(): Promise<ConfigError | undefined> {
+  for (const s of INSTANCE_SETTINGS) {
+    const value = process.env[s.env];
+    if (value === undefined) continue;
+    try {
+      await DuckDBInstance.create(":memory:", { [s.setting]: value });
+    } catch (e) {
+      return new ConfigError(s.env, `DuckDB refuses ${JSON.stringify(value)} as its ${s.setting}; expected ${s.expected}`, { cause: e });
+    }
+  }
+  return undefined;
+}
 
 export interface Database {
   readonly path: string;
@@ -44,10 +76,11 @@ export interface Database {
 export async function acquireDatabase(path: string): Promise<Database> {
   let pending = entries.get(path);
   if (!pending) {
-    pending = DuckDBInstance.create(path, INSTANCE_OPTIONS).then(
+    pending = DuckDBInstance.create(path, instanceOptions()).then(
       (instance) => ({ instance, refs: 0, tail: Promise.resolve() }),
-      (e: unknown) => {
+      async (e: unknown) => {
         const message = (e as Error).message ?? String(e);
+        if (/failed to set config/i.test(message)) throw (await refusedSetting()) ?? e;
         // DuckDB takes an OS lock on the file: one writing process at a time.
         if (/lock/i.test(message)) {
           throw new LakeBusyError(
