@@ -122,25 +122,19 @@ const layerSql = (from: string, layer: Layer): string =>
 /** JSON member names of the batch document. */
 const payloadKey = (k: number): string => `c${k}`;
 
-/** The members of the batch document: unknown keys, tag words, one text column per field. */
-function payloadMembers(plan: Plan, enc: EncodedBatch): Array<[string, Array<string | null> | number[]]> {
-  return [
+/**
+ * The batch as the statement's one parameter, spelt one member (unknown keys, tag words, one text
+ * column per field) at a time with `pause()` between them (see encodeBatchInSlices).
+ */
+async function batchPayload(plan: Plan, enc: EncodedBatch, pause?: () => Promise<void>): Promise<string> {
+  const members: Array<[string, Array<string | null> | number[]]> = [
     ["u", enc.unknown],
     ...enc.tags.map((t, w): [string, number[]] => [`t${w}`, t]),
     ...plan.fields.map((f): [string, Array<string | null>] => [payloadKey(f.k), enc.columns[f.k]!]),
   ];
-}
-
-/** The batch as the statement's one parameter. */
-export function batchPayload(plan: Plan, enc: EncodedBatch): string {
-  return JSON.stringify(Object.fromEntries(payloadMembers(plan, enc)));
-}
-
-/** `batchPayload`, one member at a time with `pause()` between them (see encodeBatchInSlices). */
-async function batchPayloadInParts(plan: Plan, enc: EncodedBatch, pause: () => Promise<void>): Promise<string> {
   const parts: string[] = [];
-  for (const [key, values] of payloadMembers(plan, enc)) {
-    if (parts.length > 0) await pause();
+  for (const [key, values] of members) {
+    if (parts.length > 0) await pause?.();
     parts.push(`"${key}":${JSON.stringify(values)}`);
   }
   return `{${parts.join(",")}}`;
@@ -267,7 +261,7 @@ export class DuckDBEngine implements Engine {
     // In slices: a lake write in flight continues between them (see encodeBatchInSlices).
     const enc = await encodeBatchInSlices(records, plan, SLICE_ROWS, pause);
     if (enc.n === 0) return assemble(records, plan, enc, emptyOutput(plan));
-    c.stmt.bindVarchar(1, await batchPayloadInParts(plan, enc, pause));
+    c.stmt.bindVarchar(1, await batchPayload(plan, enc, pause));
     const reader = await c.stmt.runAndReadAll();
     const row = reader.getRowsJS()[0]!;
     const doc = JSON.parse(row[0] as string) as Doc;
@@ -305,7 +299,7 @@ export class DuckDBEngine implements Engine {
 
   private async prepare(contract: Contract): Promise<Compiled> {
     const plan = compilePlan(contract, { allStringText: true });
-    const dry = batchPayload(plan, dryRunBatch(plan));
+    const dry = await batchPayload(plan, dryRunBatch(plan));
     let stmt: DuckDBPreparedStatement | undefined;
     try {
       stmt = await this.conn.prepare(buildStatement(plan));
