@@ -9,7 +9,7 @@
  * 4 ms, a DataChunk appender into a temp table about 24 ms (one native call per string),
  * and reading rows back as JSON about 3× faster than through value vectors.
  */
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from "@duckdb/node-api";
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from "../util/duckdb.js";
 import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";

@@ -11,7 +11,7 @@ import {
   VARCHAR,
   type DuckDBType,
   type DuckDBValue,
-} from "@duckdb/node-api";
+} from "../util/duckdb.js";
 import type { FieldType } from "../contract/types.js";
 import type { GoodColumns, Row } from "../engine/types.js";
 import { EXTRA_COLUMN, RECORD_COLUMN, type LakeConfig } from "./config.js";

@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
-import { DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import { DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue } from "../util/duckdb.js";
 import { decideCommit } from "../checkpoint/cas.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";

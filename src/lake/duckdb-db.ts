@@ -1,5 +1,6 @@
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { DuckDBInstance, type DuckDBConnection } from "../util/duckdb.js";
 import { ConfigError } from "../errors.js";
+import { memoryProfile, type MemoryProfile } from "../util/memory-profile.js";
 import { LakeBusyError } from "./errors.js";
 
 /**
@@ -27,25 +28,48 @@ const entries = new Map<string, Promise<Entry>>();
  * the process first opens the file. DuckDB refuses a bad value with a bare "Failed to set
  * config", so the variable at fault is found and named (see `refusedSetting`).
  */
-const INSTANCE_SETTINGS: ReadonlyArray<{ setting: string; env: string; fallback?: string; expected: string }> = [
+const INSTANCE_SETTINGS: ReadonlyArray<{
+  setting: string;
+  env: string;
+  /** The value when the variable is not set, by memory profile (src/util/memory-profile.ts). */
+  fallback: Partial<Record<MemoryProfile, string>>;
+  expected: string;
+}> = [
   // WAL size that triggers a checkpoint; larger than DuckDB's 16MB default so that merge batches
   // of ~10k rows do not pay a checkpoint every few commits (measured: commit 13ms → 7ms, and
   // bench:validate 15 % faster). Rows written since the last checkpoint stay in memory, so a
-  // smaller threshold (e.g. "16MB", for small containers) lowers RSS at that cost.
-  { setting: "checkpoint_threshold", env: "LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD", fallback: "64MB", expected: "a size such as 16MB or 256MB" },
+  // smaller threshold (DuckDB's 16MB, the lean profile's) lowers RSS by ~50 MB at ~15 % of throughput.
+  {
+    setting: "checkpoint_threshold",
+    env: "LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD",
+    fallback: { default: "64MB", lean: "16MB" },
+    expected: "a size such as 16MB or 256MB",
+  },
   // The lake file is persistent, so DuckDB can evict clean blocks: without a limit its cache grows
   // with the table (80 % of RAM by default) and a long stream's RSS with it (docs/lake.md, "Memory").
-  { setting: "memory_limit", env: "LAKELOGIC_DUCKDB_MEMORY_LIMIT", fallback: "128MB", expected: "a size such as 64MB or 1GB" },
+  {
+    setting: "memory_limit",
+    env: "LAKELOGIC_DUCKDB_MEMORY_LIMIT",
+    fallback: { default: "128MB", lean: "64MB" },
+    expected: "a size such as 64MB or 1GB",
+  },
   // DuckDB's default is one per core. One thread does a 10k-row insert in 2.2 ms instead of 4.9 ms
   // and spares ~10 % of the process's CPU, at the same throughput (docs/benchmarks.md); but
-  // checkpoints and `readTable` then use one core, so it is left to the user.
-  { setting: "threads", env: "LAKELOGIC_DUCKDB_THREADS", expected: "a whole number of threads, at least 1" },
+  // checkpoints and `readTable` then use one core, so only the lean profile does it (one thread
+  // also compresses one column at a time at a checkpoint: ~20 MB lower RSS peaks on the soak).
+  {
+    setting: "threads",
+    env: "LAKELOGIC_DUCKDB_THREADS",
+    fallback: { lean: "1" },
+    expected: "a whole number of threads, at least 1",
+  },
 ];
 
 function instanceOptions(): Record<string, string> {
+  const profile = memoryProfile();
   const options: Record<string, string> = {};
   for (const s of INSTANCE_SETTINGS) {
-    const value = process.env[s.env] ?? s.fallback;
+    const value = process.env[s.env] ?? s.fallback[profile];
     if (value !== undefined) options[s.setting] = value;
   }
   return options;
@@ -76,20 +100,22 @@ export interface Database {
 export async function acquireDatabase(path: string): Promise<Database> {
   let pending = entries.get(path);
   if (!pending) {
-    pending = DuckDBInstance.create(path, instanceOptions()).then(
-      (instance) => ({ instance, refs: 0, tail: Promise.resolve() }),
-      async (e: unknown) => {
-        const message = (e as Error).message ?? String(e);
-        if (/failed to set config/i.test(message)) throw (await refusedSetting()) ?? e;
-        // DuckDB takes an OS lock on the file: one writing process at a time.
-        if (/lock/i.test(message)) {
-          throw new LakeBusyError(
-            `${path} is open in another process (DuckDB allows one process per database file; stop the other writer or reader first): ${message}`,
-          );
-        }
-        throw e;
-      },
-    );
+    pending = Promise.resolve()
+      .then(() => DuckDBInstance.create(path, instanceOptions()))
+      .then(
+        (instance) => ({ instance, refs: 0, tail: Promise.resolve() }),
+        async (e: unknown) => {
+          const message = (e as Error).message ?? String(e);
+          if (/failed to set config/i.test(message)) throw (await refusedSetting()) ?? e;
+          // DuckDB takes an OS lock on the file: one writing process at a time.
+          if (/lock/i.test(message)) {
+            throw new LakeBusyError(
+              `${path} is open in another process (DuckDB allows one process per database file; stop the other writer or reader first): ${message}`,
+            );
+          }
+          throw e;
+        },
+      );
     entries.set(path, pending);
     pending.catch(() => entries.delete(path));
   }

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBType } from "@duckdb/node-api";
+import { VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBType } from "../util/duckdb.js";
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointStore } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";

@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { DuckDBInstance, type DuckDBConnection } from "../util/duckdb.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import { buildChunks, convertAll, planColumns, quoteIdent, quoteString, selectRows, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";

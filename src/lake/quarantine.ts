@@ -7,7 +7,7 @@ import {
   DuckDBTimestampValue,
   type DuckDBType,
   type DuckDBValue,
-} from "@duckdb/node-api";
+} from "../util/duckdb.js";
 import type { QuarantineRow } from "./types.js";
 import { bytesToBase64, canonicalJson, safeJsonText, sha256Hex } from "./json.js";
 

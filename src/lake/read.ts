@@ -11,7 +11,7 @@ import {
   type DuckDBResultReader,
   type DuckDBType,
   type DuckDBValue,
-} from "@duckdb/node-api";
+} from "../util/duckdb.js";
 import type { Contract } from "../contract/types.js";
 import type { Row } from "../engine/types.js";
 import { quoteIdent } from "./columns.js";

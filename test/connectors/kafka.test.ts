@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DuckDBInstance } from "@duckdb/node-api";
+import { DuckDBInstance } from "../../src/util/duckdb.js";
 import kafkajs from "kafkajs";
 import { afterAll, describe, expect, it } from "vitest";
 import { isBadOrder, orderEvent } from "../../examples/orders.js";

@@ -1,4 +1,4 @@
-import { DuckDBInstance } from "@duckdb/node-api";
+import { DuckDBInstance } from "../../src/util/duckdb.js";
 import { describe, expect, it } from "vitest";
 import { analyzeRuleExpression, checkRuleExpression, RuleExpressionError } from "../../src/contract/index.js";
 

@@ -2,7 +2,7 @@
  * createEngine, the optional Polars dependency, lifecycle, and the two forms of the
  * composite conversions (DuckDB native casts vs the expansions Polars runs) agreeing.
  */
-import { DuckDBInstance } from "@duckdb/node-api";
+import { DuckDBInstance } from "../../src/util/duckdb.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DECIMAL_RE, TIMESTAMP_RE } from "../../src/engine/canonical.js";
 import { expandDecimalCanon, expandTimestampToMicros, inlineStaged } from "../../src/engine/composite.js";

@@ -14,7 +14,7 @@ import { makeContract, tempDir } from "./helpers.js";
 const dir = tempDir("duckdb-settings");
 afterAll(() => dir.cleanup());
 
-const VARS = ["LAKELOGIC_DUCKDB_MEMORY_LIMIT", "LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD", "LAKELOGIC_DUCKDB_THREADS"];
+const VARS = ["LAKELOGIC_DUCKDB_MEMORY_LIMIT", "LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD", "LAKELOGIC_DUCKDB_THREADS", "LAKELOGIC_MEMORY_PROFILE"];
 const saved = Object.fromEntries(VARS.map((v) => [v, process.env[v]]));
 afterEach(() => {
   for (const v of VARS) {
@@ -58,7 +58,20 @@ describe("DuckDB settings from the environment", () => {
     expect(await settingsOf(freshPath())).toEqual({ memory: "96.0 MiB", checkpoint: "16.0 MiB", threads: "1" });
   });
 
+  it("takes its defaults from the lean memory profile, explicit variables still winning", async () => {
+    for (const v of VARS) delete process.env[v];
+    process.env["LAKELOGIC_MEMORY_PROFILE"] = "lean";
+    const lean = await settingsOf(freshPath());
+    expect(lean.memory).toBe("61.0 MiB"); // 64MB
+    expect(lean.checkpoint).toBe("15.2 MiB"); // 16MB
+    expect(lean.threads).toBe("1");
+
+    process.env["LAKELOGIC_DUCKDB_MEMORY_LIMIT"] = "96MiB";
+    expect((await settingsOf(freshPath())).memory).toBe("96.0 MiB");
+  });
+
   for (const [variable, value, expected] of [
+    ["LAKELOGIC_MEMORY_PROFILE", "small", /expected one of default, lean/],
     ["LAKELOGIC_DUCKDB_MEMORY_LIMIT", "plenty", /expected a size such as 64MB or 1GB/],
     ["LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD", "sixteen", /expected a size such as 16MB/],
     ["LAKELOGIC_DUCKDB_THREADS", "0", /expected a whole number of threads, at least 1/],
