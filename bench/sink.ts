@@ -2,14 +2,18 @@
  * `npm run bench:sink` — StreamSink throughput and memory, printed as JSON lines.
  *
  *  - drain: 1,000,000 order events, available_now, merged into DuckDB at batch 10,000.
- *  - soak: 10,000,000 events in continuous mode, RSS sampled every second (target: flat, <= 300 MB).
+ *  - soak: 10,000,000 events in continuous mode, RSS sampled every second (target: flat, <= 300 MB),
+ *    in this process, and again in a child process started with the lean memory profile's
+ *    settings (docs/lake.md, "Memory").
  *
- * Flags: --events N (drain size), --soak-events N, --only drain|soak, --engine duckdb|polars.
+ * Flags: --events N (drain size), --soak-events N, --only drain|soak|lean, --engine duckdb|polars.
+ * `--only soak` runs the soak in this process with whatever settings it has.
  *
  * `npm run bench:sink` compiles the project with tsconfig.bench.json and runs the JavaScript, as
  * a user's process would: under tsx, the loader's worker thread (a second V8 heap) and its
  * caches add ~30-40 MB of RSS that are not the library's. `npx tsx bench/sink.ts` still works.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -112,12 +116,36 @@ if (!flags.only || flags.only === "drain") {
   );
 }
 
-if (!flags.only || flags.only === "soak") {
+/**
+ * The lean profile's process settings: what the library reads itself (LAKELOGIC_MEMORY_PROFILE)
+ * and what only the process's launcher can set (glibc's arenas, V8's young generation).
+ */
+const LEAN_ENV = { LAKELOGIC_MEMORY_PROFILE: "lean", MALLOC_ARENA_MAX: "2" };
+const LEAN_NODE_FLAGS = ["--max-semi-space-size=4"];
+
+if (!flags.only || flags.only === "soak") await soak();
+if ((!flags.only && process.env["LAKELOGIC_MEMORY_PROFILE"] !== "lean") || flags.only === "lean") runLeanSoak();
+
+/** This script again, soak only, in a process started with the lean profile's settings. */
+function runLeanSoak(): void {
+  const script = fileURLToPath(import.meta.url);
+  const args = [...LEAN_NODE_FLAGS, ...(script.endsWith(".ts") ? ["--import", "tsx"] : []), script, "--only", "soak"];
+  for (const f of ["soak-events", "engine", "batch"] as const) args.push(`--${f}`, String(flags[f]));
+  const child = spawnSync(process.execPath, args, { env: { ...process.env, ...LEAN_ENV }, stdio: "inherit" });
+  if (child.status !== 0) {
+    throw new Error(`bench/sink: the lean soak failed (${child.error?.message ?? `exit ${child.status ?? child.signal}`})`);
+  }
+}
+
+async function soak(): Promise<void> {
   const events = Number(flags["soak-events"]);
   const r = await run("soak", events, "continuous", 1000);
   console.log(
     JSON.stringify({
       bench: "sink-soak",
+      memoryProfile: process.env["LAKELOGIC_MEMORY_PROFILE"] || "default",
+      nodeFlags: process.execArgv.filter((a) => a.startsWith("--max-")),
+      mallocArenaMax: process.env["MALLOC_ARENA_MAX"] ?? null,
       engine,
       mode: "continuous",
       strategy: "merge",
