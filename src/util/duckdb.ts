@@ -1,7 +1,7 @@
 /**
  * DuckDB's Node API, as the rest of the project imports it. ES modules evaluate their imports in
  * the order written, so the allocator is configured before `@duckdb/node-api` loads the native
- * library (see duckdb-allocator.ts). Import DuckDB from here, never from the package directly.
+ * library (see lean-settings.ts). Import DuckDB from here, never from the package directly.
  */
-import "./duckdb-allocator.js";
+import "./lean-settings.js";
 export * from "@duckdb/node-api";
