@@ -1,7 +1,7 @@
 import { ConfigError } from "../errors.js";
 
 /**
- * `LAKELOGIC_MEMORY_PROFILE`: `default` favours throughput; `lean` trades about a third of it for
+ * `LAKELOGIC_MEMORY_PROFILE`: `default` favours throughput; `lean` trades about 40 % of it for
  * a smaller, steadier resident set (a long-running stream in a small container). It picks the
  * defaults of the lake's DuckDB settings (src/lake/duckdb-db.ts), of DuckDB's allocator and of
  * V8's heap growth (src/util/lean-settings.ts); settings made explicitly still win.
