@@ -165,6 +165,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
   let bad = 0;
   try {
     let batchId = 0;
+    let lastWritten: Date | null = null;
     for (let group = 0; group < opts.rows; group += GROUP * opts.batch) {
       const batches: Array<{ start: number; records: Array<Record<string, unknown>> }> = [];
       for (let start = group; start < Math.min(opts.rows, group + GROUP * opts.batch); start += opts.batch) {
@@ -185,9 +186,11 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
         const id = ++batchId;
         const w0 = performance.now();
         // As src/batch/commit.ts does: the engine's GoodColumns go along, rows only if asked for.
+        // …and names the stream, as for a source that replays from its cursor.
         const request = {
           batchId: id,
           bad: result.bad.map((b) => ({ record: b.record, errors: b.errors, position: b.index + start })),
+          stream: { key: "bench", replay: "cursor", previousCommittedAt: lastWritten },
         } as WriteRequest;
         defineLazy(request, "good", () => result.good);
         if (result.goodColumns) request.goodColumns = result.goodColumns;
@@ -195,6 +198,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
           .write(request)
           .then(() => {
             writeMs += performance.now() - w0;
+            lastWritten = new Date();
           });
         writing.catch(() => undefined); // thrown by the next await
         if (opts.sequential) await writing;

@@ -1,5 +1,6 @@
+import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "../checkpoint/types.js";
-import type { LakeWriter, WriteRequest, WriteResult } from "../lake/types.js";
+import type { LakeWriter, WriteRequest, WriteResult, WriteStream } from "../lake/types.js";
 import { defineLazy } from "../util/lazy.js";
 import type { ValidatedBatch } from "./validate.js";
 
@@ -8,14 +9,16 @@ export interface StreamPosition {
   cursor: Cursor | undefined;
   batchId: number;
   totals: Counts;
+  /** When `batchId` was committed; null before the first commit, undefined when not known. */
+  committedAt?: Date | null;
 }
 
 export const ZERO_COUNTS: Readonly<Counts> = Object.freeze({ sourceCount: 0, goodCount: 0, badCount: 0 });
 
 export function positionOf(record: CheckpointRecord | undefined): StreamPosition {
   return record
-    ? { cursor: record.cursor, batchId: record.batchId, totals: { ...record.totals } }
-    : { cursor: undefined, batchId: 0, totals: { ...ZERO_COUNTS } };
+    ? { cursor: record.cursor, batchId: record.batchId, totals: { ...record.totals }, committedAt: record.committedAt }
+    : { cursor: undefined, batchId: 0, totals: { ...ZERO_COUNTS }, committedAt: null };
 }
 
 export interface CommitTarget {
@@ -25,6 +28,12 @@ export interface CommitTarget {
   storeInTarget: boolean;
   key: string;
   writerId: string;
+  /**
+   * Whether the source gives back every record after the committed cursor when a run resumes
+   * (`"cursor"`) or may deliver a record again after its batch committed (`"redeliver"`): how
+   * the lake keeps quarantine rows unique (WriteStream). Omitted: as "redeliver".
+   */
+  replay?: WriteStream["replay"];
 }
 
 export interface CommittedBatch {
@@ -73,6 +82,9 @@ export async function writeAndCommit(
   const request = { batchId: record.batchId, bad: batch.bad } as WriteRequest;
   defineLazy(request, "good", () => batch.good);
   if (batch.goodColumns) request.goodColumns = batch.goodColumns;
+  if (previous.committedAt !== undefined) {
+    request.stream = { key: target.key, replay: target.replay ?? "redeliver", previousCommittedAt: previous.committedAt };
+  }
   let write: WriteResult;
   let outcome: CommitOutcome;
   if (target.storeInTarget) {
@@ -80,14 +92,21 @@ export async function writeAndCommit(
     write = await target.lake.write(request);
     outcome = write.checkpointOutcome ?? "committed";
   } else {
+    // Compare-and-set before the write as well as at the commit: a rival writer on this key (I3)
+    // then fails without touching the lake — the write may replace rows of batches the stream
+    // has not committed (WriteStream), and those would be the rival's.
+    if (decideCommit(await target.store.load(target.key), record) === "already-committed") {
+      return { record, outcome: "already-committed", write: NOTHING_WRITTEN, position: positionAfter(record) };
+    }
     write = await target.lake.write(request);
     await hooks.afterWrite?.(record.batchId);
     outcome = await target.store.commit(record);
   }
-  return {
-    record,
-    outcome,
-    write,
-    position: { cursor: record.cursor, batchId: record.batchId, totals: record.totals },
-  };
+  return { record, outcome, write, position: positionAfter(record) };
+}
+
+const NOTHING_WRITTEN: Readonly<WriteResult> = Object.freeze({ goodWritten: 0, badWritten: 0, badAlreadyPresent: 0 });
+
+function positionAfter(record: CheckpointRecord): StreamPosition {
+  return { cursor: record.cursor, batchId: record.batchId, totals: record.totals, committedAt: record.committedAt };
 }

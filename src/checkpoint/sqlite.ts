@@ -72,7 +72,9 @@ export class SQLiteCheckpointStore implements CheckpointStore {
 
   /**
    * Operator's escape hatch: set a key's checkpoint without compare-and-set, e.g. to rewind a
-   * stream for reprocessing. Never used by the runtimes.
+   * stream for reprocessing. Never used by the runtimes. When rewinding, also delete the stream's
+   * quarantine rows past the new cursor (docs/lake.md, "Quarantine"), or replayed bad records
+   * may be stored twice.
    */
   async overwrite(record: CheckpointRecord): Promise<void> {
     this.upsertStmt.run(toRow(record));

@@ -21,7 +21,7 @@ import { acquireDatabase, type Database } from "./duckdb-db.js";
 import { LakeWriteError } from "./errors.js";
 import { bytesToBase64, safeJsonText } from "./json.js";
 import { QUARANTINE_COLUMNS, quarantineIds } from "./quarantine.js";
-import type { LakeWriter, QuarantineRow, WriteRequest, WriteResult } from "./types.js";
+import type { LakeWriter, QuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";
 
 /** Column of the existing table and where its values come from (-1: not in the contract → NULL). */
 interface TableColumn {
@@ -39,6 +39,11 @@ export class DuckDBLakeWriter implements LakeWriter {
   private closed = false;
   private checkpointTableReady = false;
   private prepared: Promise<Statements> | undefined;
+  /**
+   * Per stream key, how its quarantine rows are kept unique (see `quarantineMode`) and the batch
+   * id its next write must have for that to still hold.
+   */
+  private readonly streams = new Map<string, { replace: boolean; next: number }>();
 
   private constructor(
     private readonly config: LakeConfig,
@@ -120,23 +125,33 @@ export class DuckDBLakeWriter implements LakeWriter {
         insert.bindVarchar(1, good.doc);
         goodWritten = (await insert.run()).rowsChanged;
       }
+      const mode = config.quarantine.enabled && req.stream ? await this.quarantineMode(req.stream, req.batchId) : undefined;
       let badWritten = 0;
+      let badAlreadyPresent = 0;
       if (quarantine) {
-        badWritten = await runPlanned(conn, s.quarantineSql!, (p) => {
+        const sql = mode?.replace ? s.quarantineInsertSql! : s.quarantineCheckedSql!;
+        badWritten = await runPlanned(conn, sql, (p) => {
           p.bindVarchar(1, quarantine.doc);
           p.bindBigInt(2, BigInt(req.batchId));
           p.bindBigInt(3, BigInt(Date.now()) * 1000n);
+          if (req.stream) p.bindVarchar(4, req.stream.key);
+          else p.bindNull(4);
         });
+        badAlreadyPresent = mode?.replace
+          ? quarantine.ids.reduce((n, id) => (mode.replaced.has(id) ? n + 1 : n), 0)
+          : quarantine.ids.length - badWritten;
       }
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
       await conn.run("COMMIT");
+      if (mode && req.stream) this.streams.set(req.stream.key, { replace: mode.replace, next: req.batchId + 1 });
       return {
         goodWritten,
         badWritten,
-        badAlreadyPresent: quarantine ? quarantine.ids.length - badWritten : 0,
+        badAlreadyPresent,
         ...(req.checkpoint ? { checkpointOutcome: "committed" as const } : {}),
       };
     } catch (e) {
+      if (req.stream) this.streams.delete(req.stream.key);
       await conn.run("ROLLBACK").catch(() => undefined);
       if (e instanceof LakeLogicError) throw e;
       throw new LakeWriteError(
@@ -144,6 +159,41 @@ export class DuckDBLakeWriter implements LakeWriter {
         { cause: e },
       );
     }
+  }
+
+  /**
+   * How this write keeps the stream's quarantine rows unique. A stream whose source replays
+   * everything after its committed cursor (`replay: "cursor"`) can only repeat rows that an
+   * attempt at this batch id or a later one wrote and never committed: batches of one stream
+   * are written one after another, each after the previous one committed (compare-and-set). So
+   * those rows are deleted and the batch inserted as it is — no lookup in a table that grows
+   * with every bad row. The first write of a stream in this writer (or one that does not follow
+   * the last) checks that this holds: every row of the stream from this batch id on must be
+   * newer than the previous commit. Older ones (the checkpoint was reset, say) keep the stream
+   * on the full check, as does a source that may deliver a record again (`"redeliver"`).
+   */
+  private async quarantineMode(stream: WriteStream, batchId: number): Promise<{ replace: boolean; replaced: Set<string> }> {
+    const replaced = new Set<string>();
+    if (stream.replay !== "cursor") return { replace: false, replaced };
+    const known = this.streams.get(stream.key);
+    if (known?.next === batchId) return { replace: known.replace, replaced };
+    const q = quoteIdent(this.config.quarantine.target);
+    const since = stream.previousCommittedAt;
+    const older = since === null ? "" : " AND batch_id >= $2 AND quarantined_at < make_timestamp($3::BIGINT)";
+    const counted = await readPlanned(this.conn, `SELECT count(*) FROM ${q} WHERE stream_key = $1${older}`, (p) => {
+      p.bindVarchar(1, stream.key);
+      if (since !== null) {
+        p.bindBigInt(2, BigInt(batchId));
+        p.bindBigInt(3, BigInt(since.getTime()) * 1000n);
+      }
+    });
+    if (Number(counted[0]?.[0] ?? 0) > 0) return { replace: false, replaced };
+    const rows = await readPlanned(this.conn, `DELETE FROM ${q} WHERE stream_key = $1 AND batch_id >= $2 RETURNING quarantine_id`, (p) => {
+      p.bindVarchar(1, stream.key);
+      p.bindBigInt(2, BigInt(batchId));
+    });
+    for (const [id] of rows) replaced.add(String(id));
+    return { replace: true, replaced };
   }
 
   /**
@@ -197,8 +247,10 @@ interface Statements {
   /** Per spelling of the batch document (PayloadBatch.form). */
   payload: DocumentStatements;
   canonical: DocumentStatements;
-  /** Insert quarantine rows whose id is absent. */
-  quarantineSql?: string;
+  /** Insert the quarantine rows whose id is absent from the table. */
+  quarantineCheckedSql?: string;
+  /** Insert the quarantine rows (a stream's replaced batch: see quarantineMode). */
+  quarantineInsertSql?: string;
 }
 
 interface DocumentStatements {
@@ -241,7 +293,10 @@ async function prepareStatements(
     payload: await forForm((p) => p.payload),
     canonical: await forForm((p) => p.canonical),
   };
-  if (config.quarantine.enabled) s.quarantineSql = quarantineInsertSql(config.quarantine.target);
+  if (config.quarantine.enabled) {
+    s.quarantineCheckedSql = quarantineInsertSql(config.quarantine.target, true);
+    s.quarantineInsertSql = quarantineInsertSql(config.quarantine.target, false);
+  }
   return s;
 }
 
@@ -257,6 +312,17 @@ async function runPlanned(conn: DuckDBConnection, sql: string, bind: (p: DuckDBP
   try {
     bind(p);
     return (await p.run()).rowsChanged;
+  } finally {
+    p.destroySync();
+  }
+}
+
+/** runPlanned for a statement that returns rows (few of them). */
+async function readPlanned(conn: DuckDBConnection, sql: string, bind: (p: DuckDBPreparedStatement) => void): Promise<unknown[][]> {
+  const p = await conn.prepare(sql);
+  try {
+    bind(p);
+    return (await p.runAndReadAll()).getRows();
   } finally {
     p.destroySync();
   }
@@ -286,16 +352,28 @@ function documentSelect(plans: readonly ColumnPlan[], which: readonly number[], 
 const QUARANTINE_STRUCT =
   '{"id":["VARCHAR"],"record":["VARCHAR"],"raw":["VARCHAR"],"enc":["VARCHAR"],"reasons":[["VARCHAR"]],"rules":[["VARCHAR"]],"pos":["VARCHAR"]}';
 
-/** $1 the quarantine document, $2 the batch id, $3 the time (µs): rows whose id is absent go in. */
-function quarantineInsertSql(target: string): string {
+/**
+ * The duckdb quarantine table: the columns every format has, then the checkpoint key of the
+ * stream that wrote the row (NULL for direct writes). Tables made before it existed get it added.
+ */
+const DUCKDB_QUARANTINE_COLUMNS: ReadonlyArray<{ name: string; sqlType: string }> = [
+  ...QUARANTINE_COLUMNS,
+  { name: "stream_key", sqlType: "VARCHAR" },
+];
+
+/**
+ * $1 the quarantine document, $2 the batch id, $3 the time (µs), $4 the stream key or NULL.
+ * `checked`: only rows whose id is absent from the table go in.
+ */
+function quarantineInsertSql(target: string, checked: boolean): string {
   const q = quoteIdent(target);
-  const cols = QUARANTINE_COLUMNS.map((c) => c.name).join(", ");
+  const cols = DUCKDB_QUARANTINE_COLUMNS.map((c) => c.name).join(", ");
   return `INSERT INTO ${q} (${cols})
-    SELECT s.id, $2::BIGINT, CAST(s.record AS JSON), s.raw, s.enc, s.reasons, s.rules, CAST(s.pos AS JSON), make_timestamp($3::BIGINT)
+    SELECT s.id, $2::BIGINT, CAST(s.record AS JSON), s.raw, s.enc, s.reasons, s.rules, CAST(s.pos AS JSON), make_timestamp($3::BIGINT), $4::VARCHAR
     FROM (SELECT unnest(j.id) AS id, unnest(j.record) AS record, unnest(j.raw) AS raw, unnest(j.enc) AS enc,
                  unnest(j.reasons) AS reasons, unnest(j.rules) AS rules, unnest(j.pos) AS pos
-          FROM (SELECT from_json_strict((SELECT $1::VARCHAR), '${QUARANTINE_STRUCT}') AS j)) AS s
-    WHERE NOT EXISTS (SELECT 1 FROM ${q} AS q WHERE q.quarantine_id = s.id)`;
+          FROM (SELECT from_json_strict((SELECT $1::VARCHAR), '${QUARANTINE_STRUCT}') AS j)) AS s` +
+    (checked ? `\n    WHERE NOT EXISTS (SELECT 1 FROM ${q} AS q WHERE q.quarantine_id = s.id)` : "");
 }
 
 interface QuarantineDocument {
@@ -373,9 +451,15 @@ async function prepareTables(
 
   if (config.quarantine.enabled) {
     const q = quoteIdent(config.quarantine.target);
-    await conn.run(`CREATE TABLE IF NOT EXISTS ${q} (${QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
-    const qCols = (await tableColumnsOf(conn, config.quarantine.target)).map((c) => c.name);
-    const expected = QUARANTINE_COLUMNS.map((c) => c.name);
+    await conn.run(`CREATE TABLE IF NOT EXISTS ${q} (${DUCKDB_QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
+    let qCols = (await tableColumnsOf(conn, config.quarantine.target)).map((c) => c.name);
+    if (qCols.join(",") === QUARANTINE_COLUMNS.map((c) => c.name).join(",")) {
+      // Made before rows carried their stream: add the column (old rows read NULL).
+      const added = DUCKDB_QUARANTINE_COLUMNS[DUCKDB_QUARANTINE_COLUMNS.length - 1]!;
+      await conn.run(`ALTER TABLE ${q} ADD COLUMN ${added.name} ${added.sqlType}`);
+      qCols = (await tableColumnsOf(conn, config.quarantine.target)).map((c) => c.name);
+    }
+    const expected = DUCKDB_QUARANTINE_COLUMNS.map((c) => c.name);
     if (qCols.join(",") !== expected.join(",")) {
       throw new ConfigError(
         "quarantine.target",

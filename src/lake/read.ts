@@ -51,6 +51,7 @@ export async function readQuarantine(contract: Contract, options: ReadOptions = 
     ruleIds: (r["rule_ids"] as string[] | null) ?? [],
     position: r["position"] ?? undefined,
     quarantinedAt: new Date(String(r["quarantined_at"])),
+    streamKey: (r["stream_key"] as string | null | undefined) ?? null,
   }));
 }
 

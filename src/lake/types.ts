@@ -26,6 +26,31 @@ export interface WriteRequest {
    * (`checkpoint: "target"`, duckdb format only): exactly-once even with append.
    */
   checkpoint?: CheckpointRecord;
+  /**
+   * The stream this batch belongs to. Its quarantine rows are stored with `stream.key`, and how
+   * a replayed batch is kept from duplicating them depends on `stream.replay` (docs/lake.md,
+   * "Quarantine"). Without it every quarantine row of the table is checked, as for a stream
+   * whose source may deliver a record again after its batch committed.
+   */
+  stream?: WriteStream;
+}
+
+export interface WriteStream {
+  /** The stream's checkpoint key. */
+  key: string;
+  /**
+   * `"cursor"`: the source gives back every record after the committed cursor, in order, when a
+   * run resumes (a replayable cursor source). Rows this stream stored for batch ids from
+   * `batchId` on then belong to attempts that never committed, and are replaced by this write
+   * instead of being looked up. `"redeliver"`: a record may come again after its batch committed
+   * (queues, push sources), so every quarantine row is checked.
+   */
+  replay: "cursor" | "redeliver";
+  /**
+   * When the stream's previous batch (`batchId - 1`) was committed; null when none was. Rows of
+   * the stream older than that are never replaced.
+   */
+  previousCommittedAt: Date | null;
 }
 
 export interface WriteResult {
@@ -65,4 +90,6 @@ export interface StoredQuarantineRow {
   ruleIds: string[];
   position: unknown;
   quarantinedAt: Date;
+  /** The checkpoint key of the stream that wrote the row (duckdb format; null for direct writes and parquet). */
+  streamKey: string | null;
 }

@@ -173,7 +173,8 @@ export class StreamSink {
 
       position = positionOf(await store.load(key));
       resumedFrom = position.cursor ?? null;
-      const target = { lake, store, storeInTarget: inTarget, key, writerId };
+      const replay = source.kind === "cursor" && source.replays === true ? "cursor" : "redeliver";
+      const target = { lake, store, storeInTarget: inTarget, key, writerId, replay } as const;
 
       const loop: LoopContext = {
         mode,

@@ -30,6 +30,8 @@ const NEWLINE = 0x0a;
 export class FileSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
+  /** A file read again from a byte offset gives the same lines. */
+  readonly replays = true;
   private position: FileCursor = { offset: 0, line: 0 };
   private end: number | undefined;
   private readonly chunkBytes: number;

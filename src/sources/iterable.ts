@@ -45,7 +45,8 @@ type AnyIterable = Iterable<unknown> | AsyncIterable<unknown>;
 export class IterableSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
-  private readonly replayable: boolean;
+  /** Declared replayable: the same items in the same order on every iteration. */
+  readonly replays: boolean;
   private offset = 0;
   private skip = 0;
   private exhausted = false;
@@ -55,8 +56,8 @@ export class IterableSource implements CursorSource {
   constructor(items: AnyIterable | (() => AnyIterable), options: IterableSourceOptions = {}) {
     if (items === null || items === undefined) throw new ConfigError("source", "expected an iterable, got nothing");
     this.items = items;
-    this.replayable = options.replayable ?? false;
-    this.description = options.description ?? (this.replayable ? "replayable iterable" : "iterable");
+    this.replays = options.replayable ?? false;
+    this.description = options.description ?? (this.replays ? "replayable iterable" : "iterable");
     this.onClose = options.onClose;
   }
 
@@ -72,7 +73,7 @@ export class IterableSource implements CursorSource {
       this.skip = 0;
       return;
     }
-    if (this.replayable) {
+    if (this.replays) {
       this.offset = c.offset;
       this.skip = c.offset;
     } else if (c.exhausted) {

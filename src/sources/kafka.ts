@@ -259,6 +259,8 @@ interface Marks {
 export class KafkaOffsetSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
+  /** Within the topic's retention, a partition read again from an offset gives the same messages. */
+  readonly replays = true;
   readonly topic: string;
   protected readonly options: Resolved;
 

@@ -43,6 +43,14 @@ export interface CursorSource {
   readonly kind: "cursor";
   /** Short description for messages, e.g. `kafka orders`. */
   readonly description: string;
+  /**
+   * True when `seek(cursor)` gives back every record after `cursor`, in the same order, every
+   * time (files, Kafka within retention, keyset-paged tables, replayable iterables). The lake
+   * then replaces the quarantine rows of a batch that never committed instead of looking up
+   * every stored row (docs/lake.md, "Quarantine"). Leave it unset when a resumed source may
+   * skip or reorder records (a live feed).
+   */
+  readonly replays?: boolean;
   seek(cursor: Cursor | undefined): Promise<void>;
   currentCursor(): Cursor | undefined;
   /**

@@ -105,6 +105,8 @@ const GROUP_MEMORY = 100_000;
 export class WatermarkChunkSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
+  /** Keyset paging from a (watermark, tie-breaker) cursor reads the same rows again. */
+  readonly replays = true;
   /** Present only when `fetchMax` was given. */
   readonly endCursor?: (snapshot?: Cursor) => Promise<Cursor | undefined>;
 

@@ -316,12 +316,22 @@ export class StreamRuntime {
       : input.fetched
         ? await this.validationOf(input.spec, this.spool.get<FetchedBatch>(input.fetched))
         : { sourceCount: 0, good: [], goodCount: 0, bad: [], ruleCounts: [], datasetRules: [] };
+    const source = this.sources.get(input.key)?.source;
     const committed = await writeAndCommit(
-      { lake: target.lake, store: target.store, storeInTarget: target.inTarget, key: input.key, writerId: input.writerId },
+      {
+        lake: target.lake,
+        store: target.store,
+        storeInTarget: target.inTarget,
+        key: input.key,
+        writerId: input.writerId,
+        replay: source?.kind === "cursor" && source.replays === true ? "cursor" : "redeliver",
+      },
       {
         cursor: input.previous.cursor === null ? undefined : decodeCursor(input.previous.cursor),
         batchId: input.previous.batchId,
         totals: input.previous.totals,
+        // Known when the store holds the previous batch (otherwise the commit is refused anyway).
+        committedAt: stored ? (stored.batchId === input.previous.batchId ? stored.committedAt : undefined) : input.previous.batchId === 0 ? null : undefined,
       },
       input.cursor === null ? undefined : (decodeCursor(input.cursor) as Cursor),
       validated,
@@ -329,7 +339,6 @@ export class StreamRuntime {
     // The fetched records of an ack source are dropped by ackBatch, after the acknowledgement.
     const fetched = input.fetched ? this.spool.peek<FetchedBatch>(input.fetched) : undefined;
     this.spool.drop(input.validated, fetched?.ack ? null : input.fetched);
-    const source = this.sources.get(input.key)?.source;
     if (source?.kind === "cursor") await source.committed?.(committed.record.cursor);
     return {
       batchId: committed.record.batchId,

@@ -261,6 +261,35 @@ describe("StreamSink runs", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   }, 20_000);
 
+  it("stores each bad record once when a run dies between write and commit and the next cuts other batches", async () => {
+    const target = lakeDir();
+    const checkpoint = join(target, "cp.sqlite");
+    const source = () => new IterableSource(() => orderEvents(1000), { replayable: true });
+    const dying = new StreamSink(CONTRACT, source(), {
+      targetPath: target,
+      checkpoint,
+      batchSize: 200,
+      hooks: {
+        afterWrite: (batchId) => {
+          if (batchId === 3) throw new Error("killed after the write of batch 3");
+        },
+      },
+    });
+    await expect(dying.run("available_now")).rejects.toThrow(/killed after the write of batch 3/);
+    const partial = await lakeCounts(target);
+    expect(partial.good + partial.bad).toBe(600); // batch 3 is in the lake, its cursor is not
+
+    // Batch 3's records come again as batches 3..9 of 30 records; the quarantine rows batch 3
+    // left behind are replaced, not kept beside the new ones.
+    const summary = await new StreamSink(CONTRACT, source(), { targetPath: target, checkpoint, batchSize: 30 }).run("available_now");
+    expect(summary.resumedFrom).toMatchObject({ offset: 400 });
+    const { good, distinct, quarantine } = await lakeCounts(target);
+    const expected = expectedSplit(1000);
+    expect({ good, distinct, bad: quarantine.length }).toEqual({ good: expected.good, distinct: expected.good, bad: expected.bad });
+    expect(new Set(quarantine.map((r) => JSON.stringify(r.position))).size).toBe(expected.bad);
+    expect(new Set(quarantine.map((r) => r.streamKey))).toEqual(new Set(["stream::orders"]));
+  });
+
   it("lets only one writer commit on a checkpoint key (I3)", async () => {
     const store = new MemoryCheckpointStore();
     const make = (dir: string) =>
