@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 
 /**
  * JSON text for storage. Plain JSON.stringify first (the common case, and the fastest); when it
@@ -30,14 +30,56 @@ export function safeJsonText(value: unknown): string {
 /** Key-sorted JSON, so that equal values hash equally regardless of key order. */
 export function canonicalJson(value: unknown): string {
   try {
-    return writeJson(value, true, []) ?? "null";
+    return flatCanonicalJson(value) ?? writeJson(value, true, []) ?? "null";
   } catch {
     return JSON.stringify(String(value));
   }
 }
 
+/**
+ * canonicalJson of a plain object whose values are all strings, numbers, booleans, null or
+ * undefined — the shape of most records — without writeJson's general machinery (about twice
+ * as fast); undefined for anything else. Must spell exactly what writeJson spells: quarantine
+ * ids are hashes of this text.
+ */
+function flatCanonicalJson(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const keys = Object.keys(value).sort();
+  let out = "";
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    let text: string;
+    switch (typeof v) {
+      case "string":
+        text = JSON.stringify(v);
+        break;
+      case "number":
+        text = Number.isFinite(v) ? JSON.stringify(v) : "null";
+        break;
+      case "boolean":
+        text = v ? "true" : "false";
+        break;
+      case "undefined":
+        continue;
+      case "object":
+        if (v !== null) return undefined;
+        text = "null";
+        break;
+      default:
+        return undefined;
+    }
+    out += `${out.length > 0 ? "," : ""}${JSON.stringify(k)}:${text}`;
+  }
+  return `{${out}}`;
+}
+
+/** One-shot hashing (Node ≥ 20.12) is about three times faster than a Hash object for short texts. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: "hex") => string }).hash;
+
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return oneShotHash ? oneShotHash("sha256", text, "hex") : crypto.createHash("sha256").update(text).digest("hex");
 }
 
 export function bytesToBase64(bytes: Uint8Array): string {

@@ -40,6 +40,26 @@ describe("quarantine ids", () => {
     expect(quarantineIds([{ ...same, record: { x: 1, y: 2 } }])).toEqual(quarantineIds([{ ...same, record: { y: 2, x: 1 } }]));
   });
 
+  it("stay the same from version to version (a replay after an upgrade must find its rows)", () => {
+    // Records of every shape the id's canonical JSON treats differently: flat ones (its fast
+    // path), null-prototype, nested, and values JSON has no form for. Ids pinned when written.
+    const records: unknown[] = [
+      { b: 1, a: "x", c: null, d: undefined, e: true, f: -0, g: 1e21, h: NaN, i: Infinity, "10": 1, "2": 2, toJSON: "s", "é": "ü\u2028", lone: "a\uD800b" },
+      Object.assign(Object.create(null) as object, { z: 1, y: [1, 2] }),
+      { nested: { b: 2, a: 1 }, list: [{ d: 1, c: 2 }] },
+      { when: new Date(0), big: 12n, bytes: new Uint8Array([1, 2]) },
+      {},
+    ];
+    const rows = records.map((record, i) => ({ record, errors: [], position: i % 2 ? { p: i, o: "x" } : i }));
+    expect(quarantineIds(rows)).toEqual([
+      "8db3434bf33fe2ace186f360101490a3",
+      "f6f60a7681abf2fd388c5701f0275f0f",
+      "e53614f34cf77b3bffb79414a61630d0",
+      "bbc599fb9e4a8eef401a80c068e21fae",
+      "2cd9b1a84de5fca7dcf293ff3f3c78ab",
+    ]);
+  });
+
   it("ignore the error messages (a contract fix does not re-quarantine a replay)", () => {
     expect(quarantineIds([bad(1)])).toEqual(quarantineIds([{ ...bad(1), errors: [] }]));
   });
