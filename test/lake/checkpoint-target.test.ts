@@ -1,17 +1,11 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
 import type { CheckpointRecord } from "../../src/checkpoint/types.js";
 import { ConfigError } from "../../src/errors.js";
 import { DuckDBTargetCheckpointStore, openLake, readQuarantine, readTable, type LakeWriter } from "../../src/lake/index.js";
-import { makeContract, tempDir } from "./helpers.js";
+import { makeContract, tempDirs } from "./helpers.js";
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
-function lakeDir(label: string): string {
-  const d = tempDir(label);
-  cleanups.push(d.cleanup);
-  return d.path;
-}
+const lakeDir = tempDirs();
 
 const KEY = "stream::orders";
 

@@ -1,18 +1,11 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LakeWriteError, openLake, readQuarantine, readTable } from "../../src/lake/index.js";
-import { byKey, makeContract, tempDir } from "./helpers.js";
+import { byKey, makeContract, tempDirs } from "./helpers.js";
 
 // The DuckDB writer hands DuckDB each batch as one JSON document (docs/lake.md, "Atomicity"):
 // the values JSON cannot spell directly must still arrive exactly.
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
-
-function lakeDir(label: string): string {
-  const d = tempDir(label);
-  cleanups.push(d.cleanup);
-  return d.path;
-}
+const lakeDir = tempDirs();
 
 describe("duckdb writer: values through the batch document", () => {
   it("keeps NaN, ±Infinity, -0, int64 limits, far timestamps and dates, NUL and U+001E", async () => {

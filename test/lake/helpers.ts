@@ -1,3 +1,4 @@
+import { afterAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,6 +58,20 @@ export function makeContract(o: ContractOptions = {}): Contract {
 export function tempDir(label: string): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), `lakelogic-${label}-`));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/**
+ * `lakeDir(label)`: a new temporary directory per call, all removed after the calling test
+ * file's tests.
+ */
+export function tempDirs(): (label: string) => string {
+  const cleanups: Array<() => void> = [];
+  afterAll(() => cleanups.forEach((c) => c()));
+  return (label) => {
+    const d = tempDir(label);
+    cleanups.push(d.cleanup);
+    return d.path;
+  };
 }
 
 export function byKey<T extends Record<string, unknown>>(rows: T[], key = "id"): T[] {

@@ -1,17 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LakeBusyError, openLake, readQuarantine, readTable } from "../../src/lake/index.js";
-import { byKey, makeContract, tempDir } from "./helpers.js";
+import { byKey, makeContract, tempDirs } from "./helpers.js";
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
-function lakeDir(label: string): string {
-  const d = tempDir(label);
-  cleanups.push(d.cleanup);
-  return d.path;
-}
+const lakeDir = tempDirs();
 
 interface Manifest {
   generation: number;

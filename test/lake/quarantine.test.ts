@@ -1,17 +1,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LakeFormat } from "../../src/contract/types.js";
 import { openLake, quarantineIds, readQuarantine, readTable, type QuarantineRow } from "../../src/lake/index.js";
-import { makeContract, tempDir } from "./helpers.js";
+import { makeContract, tempDirs } from "./helpers.js";
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
-function lakeDir(label: string): string {
-  const d = tempDir(label);
-  cleanups.push(d.cleanup);
-  return d.path;
-}
+const lakeDir = tempDirs();
 
 const bad = (i: number, extra: Partial<QuarantineRow> = {}): QuarantineRow => ({
   record: { id: `x${i}`, amount: -i },

@@ -1,16 +1,9 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LakeFormat } from "../../src/contract/types.js";
 import { LakeWriteError, openLake, readQuarantine, readTable } from "../../src/lake/index.js";
-import { byKey, makeContract, tempDir, type ContractOptions } from "./helpers.js";
+import { byKey, makeContract, tempDirs, type ContractOptions } from "./helpers.js";
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
-
-function lakeDir(label: string): string {
-  const d = tempDir(label);
-  cleanups.push(d.cleanup);
-  return d.path;
-}
+const lakeDir = tempDirs();
 
 describe.each<LakeFormat>(["duckdb", "parquet"])("%s target", (format) => {
   const contract = (o: ContractOptions = {}) => makeContract({ format, ...o });

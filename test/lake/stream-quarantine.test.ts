@@ -2,18 +2,12 @@
  * How a stream's quarantine rows stay unique in a duckdb lake (WriteRequest.stream): a replaying
  * cursor source's uncommitted attempts are replaced, everything else is looked up.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { acquireDatabase } from "../../src/lake/duckdb-db.js";
 import { openLake, readQuarantine, type LakeWriter, type QuarantineRow, type WriteStream } from "../../src/lake/index.js";
-import { makeContract, tempDir } from "./helpers.js";
+import { makeContract, tempDirs } from "./helpers.js";
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
-function lakeDir(label: string): string {
-  const d = tempDir(label);
-  cleanups.push(d.cleanup);
-  return d.path;
-}
+const lakeDir = tempDirs();
 
 const bad = (i: number): QuarantineRow => ({
   record: { id: `x${i}` },
