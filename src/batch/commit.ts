@@ -1,6 +1,7 @@
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "../checkpoint/types.js";
 import type { LakeWriter, WriteRequest, WriteResult, WriteStream } from "../lake/types.js";
+import type { Source } from "../sources/types.js";
 import { defineLazy } from "../util/lazy.js";
 import type { ValidatedBatch } from "./validate.js";
 
@@ -19,6 +20,11 @@ export function positionOf(record: CheckpointRecord | undefined): StreamPosition
   return record
     ? { cursor: record.cursor, batchId: record.batchId, totals: { ...record.totals }, committedAt: record.committedAt }
     : { cursor: undefined, batchId: 0, totals: { ...ZERO_COUNTS }, committedAt: null };
+}
+
+/** How a source replays after a crash, as the lake needs to know it (CommitTarget.replay). */
+export function replayOf(source: Source | undefined): WriteStream["replay"] {
+  return source?.kind === "cursor" && source.replays === true ? "cursor" : "redeliver";
 }
 
 export interface CommitTarget {

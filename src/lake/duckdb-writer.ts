@@ -43,7 +43,7 @@ export class DuckDBLakeWriter implements LakeWriter {
    * Per stream key, how its quarantine rows are kept unique (see `quarantineMode`) and the batch
    * id its next write must have for that to still hold.
    */
-  private readonly streams = new Map<string, { replace: boolean; next: number }>();
+  private readonly streams = new Map<string, { lookup: Lookup; next: number }>();
 
   private constructor(
     private readonly config: LakeConfig,
@@ -129,21 +129,20 @@ export class DuckDBLakeWriter implements LakeWriter {
       let badWritten = 0;
       let badAlreadyPresent = 0;
       if (quarantine) {
-        const sql = mode?.replace ? s.quarantineInsertSql! : s.quarantineCheckedSql!;
-        badWritten = await runPlanned(conn, sql, (p) => {
+        badWritten = await runPlanned(conn, s.quarantineSql![mode?.lookup ?? "all"], (p) => {
           p.bindVarchar(1, quarantine.doc);
           p.bindBigInt(2, BigInt(req.batchId));
           p.bindBigInt(3, BigInt(Date.now()) * 1000n);
           if (req.stream) p.bindVarchar(4, req.stream.key);
           else p.bindNull(4);
         });
-        badAlreadyPresent = mode?.replace
-          ? quarantine.ids.reduce((n, id) => (mode.replaced.has(id) ? n + 1 : n), 0)
-          : quarantine.ids.length - badWritten;
+        // Skipped because stored, plus stored by an uncommitted attempt and replaced.
+        const replaced = mode ? quarantine.ids.reduce((n, id) => (mode.replaced.has(id) ? n + 1 : n), 0) : 0;
+        badAlreadyPresent = Math.min(quarantine.ids.length, quarantine.ids.length - badWritten + replaced);
       }
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
       await conn.run("COMMIT");
-      if (mode && req.stream) this.streams.set(req.stream.key, { replace: mode.replace, next: req.batchId + 1 });
+      if (mode && req.stream) this.streams.set(req.stream.key, { lookup: mode.lookup, next: req.batchId + 1 });
       return {
         goodWritten,
         badWritten,
@@ -162,38 +161,44 @@ export class DuckDBLakeWriter implements LakeWriter {
   }
 
   /**
-   * How this write keeps the stream's quarantine rows unique. A stream whose source replays
-   * everything after its committed cursor (`replay: "cursor"`) can only repeat rows that an
-   * attempt at this batch id or a later one wrote and never committed: batches of one stream
-   * are written one after another, each after the previous one committed (compare-and-set). So
-   * those rows are deleted and the batch inserted as it is — no lookup in a table that grows
-   * with every bad row. The first write of a stream in this writer (or one that does not follow
-   * the last) checks that this holds: every row of the stream from this batch id on must be
-   * newer than the previous commit. Older ones (the checkpoint was reset, say) keep the stream
-   * on the full check, as does a source that may deliver a record again (`"redeliver"`).
+   * How this write keeps the stream's quarantine rows unique (docs/lake.md, "Quarantine"). A
+   * source that may deliver a record again after its batch committed (`"redeliver"`) looks up
+   * every stored id. A source that replays everything after its committed cursor can only repeat
+   * rows its uncommitted attempts wrote: batches of one stream are written one after another,
+   * each after the previous one committed (compare-and-set), so those rows are the stream's rows
+   * from this batch id on, and are replaced rather than looked up. This holds from one write to
+   * the next; at a stream's first write here (or one that does not follow the last), rows of the
+   * stream it cannot account for — all of them before its first commit, else those from this
+   * batch id on that are older than the previous commit (a reset or rewound checkpoint, or a
+   * first batch that never committed) — are handed over to the table (stream_key NULL), and the
+   * stream's writes look up those unowned rows for as long as any exist.
    */
-  private async quarantineMode(stream: WriteStream, batchId: number): Promise<{ replace: boolean; replaced: Set<string> }> {
+  private async quarantineMode(stream: WriteStream, batchId: number): Promise<{ lookup: Lookup; replaced: Set<string> }> {
     const replaced = new Set<string>();
-    if (stream.replay !== "cursor") return { replace: false, replaced };
+    if (stream.replay !== "cursor") return { lookup: "all", replaced };
     const known = this.streams.get(stream.key);
-    if (known?.next === batchId) return { replace: known.replace, replaced };
+    if (known?.next === batchId) return { lookup: known.lookup, replaced };
     const q = quoteIdent(this.config.quarantine.target);
     const since = stream.previousCommittedAt;
-    const older = since === null ? "" : " AND batch_id >= $2 AND quarantined_at < make_timestamp($3::BIGINT)";
-    const counted = await readPlanned(this.conn, `SELECT count(*) FROM ${q} WHERE stream_key = $1${older}`, (p) => {
-      p.bindVarchar(1, stream.key);
-      if (since !== null) {
-        p.bindBigInt(2, BigInt(batchId));
-        p.bindBigInt(3, BigInt(since.getTime()) * 1000n);
-      }
-    });
-    if (Number(counted[0]?.[0] ?? 0) > 0) return { replace: false, replaced };
+    await runPlanned(
+      this.conn,
+      `UPDATE ${q} SET stream_key = NULL WHERE stream_key = $1` +
+        (since === null ? "" : " AND batch_id >= $2 AND quarantined_at < make_timestamp($3::BIGINT)"),
+      (p) => {
+        p.bindVarchar(1, stream.key);
+        if (since !== null) {
+          p.bindBigInt(2, BigInt(batchId));
+          p.bindBigInt(3, BigInt(since.getTime()) * 1000n);
+        }
+      },
+    );
     const rows = await readPlanned(this.conn, `DELETE FROM ${q} WHERE stream_key = $1 AND batch_id >= $2 RETURNING quarantine_id`, (p) => {
       p.bindVarchar(1, stream.key);
       p.bindBigInt(2, BigInt(batchId));
     });
     for (const [id] of rows) replaced.add(String(id));
-    return { replace: true, replaced };
+    const unowned = await readPlanned(this.conn, `SELECT count(*) FROM ${q} WHERE stream_key IS NULL`, () => undefined);
+    return { lookup: Number(unowned[0]?.[0] ?? 0) > 0 ? "unowned" : "none", replaced };
   }
 
   /**
@@ -247,11 +252,15 @@ interface Statements {
   /** Per spelling of the batch document (PayloadBatch.form). */
   payload: DocumentStatements;
   canonical: DocumentStatements;
-  /** Insert the quarantine rows whose id is absent from the table. */
-  quarantineCheckedSql?: string;
-  /** Insert the quarantine rows (a stream's replaced batch: see quarantineMode). */
-  quarantineInsertSql?: string;
+  /** Insert the quarantine rows, looking up their ids among the stored rows `Lookup` says. */
+  quarantineSql?: Record<Lookup, string>;
 }
+
+/**
+ * Which stored quarantine rows an insert looks its ids up in (see quarantineMode): every row,
+ * the rows no stream owns (stream_key NULL), or none.
+ */
+type Lookup = "all" | "unowned" | "none";
 
 interface DocumentStatements {
   /** $1 the batch document: insert its rows. */
@@ -294,8 +303,12 @@ async function prepareStatements(
     canonical: await forForm((p) => p.canonical),
   };
   if (config.quarantine.enabled) {
-    s.quarantineCheckedSql = quarantineInsertSql(config.quarantine.target, true);
-    s.quarantineInsertSql = quarantineInsertSql(config.quarantine.target, false);
+    const target = config.quarantine.target;
+    s.quarantineSql = {
+      all: quarantineInsertSql(target, "all"),
+      unowned: quarantineInsertSql(target, "unowned"),
+      none: quarantineInsertSql(target, "none"),
+    };
   }
   return s;
 }
@@ -363,9 +376,9 @@ const DUCKDB_QUARANTINE_COLUMNS: ReadonlyArray<{ name: string; sqlType: string }
 
 /**
  * $1 the quarantine document, $2 the batch id, $3 the time (µs), $4 the stream key or NULL.
- * `checked`: only rows whose id is absent from the table go in.
+ * Rows whose id is among the stored rows `lookup` names are left out.
  */
-function quarantineInsertSql(target: string, checked: boolean): string {
+function quarantineInsertSql(target: string, lookup: Lookup): string {
   const q = quoteIdent(target);
   const cols = DUCKDB_QUARANTINE_COLUMNS.map((c) => c.name).join(", ");
   return `INSERT INTO ${q} (${cols})
@@ -373,7 +386,9 @@ function quarantineInsertSql(target: string, checked: boolean): string {
     FROM (SELECT unnest(j.id) AS id, unnest(j.record) AS record, unnest(j.raw) AS raw, unnest(j.enc) AS enc,
                  unnest(j.reasons) AS reasons, unnest(j.rules) AS rules, unnest(j.pos) AS pos
           FROM (SELECT from_json_strict((SELECT $1::VARCHAR), '${QUARANTINE_STRUCT}') AS j)) AS s` +
-    (checked ? `\n    WHERE NOT EXISTS (SELECT 1 FROM ${q} AS q WHERE q.quarantine_id = s.id)` : "");
+    (lookup === "none"
+      ? ""
+      : `\n    WHERE NOT EXISTS (SELECT 1 FROM ${q} AS q WHERE ${lookup === "unowned" ? "q.stream_key IS NULL AND " : ""}q.quarantine_id = s.id)`);
 }
 
 interface QuarantineDocument {

@@ -40,15 +40,15 @@ export interface WriteStream {
   key: string;
   /**
    * `"cursor"`: the source gives back every record after the committed cursor, in order, when a
-   * run resumes (a replayable cursor source). Rows this stream stored for batch ids from
-   * `batchId` on then belong to attempts that never committed, and are replaced by this write
-   * instead of being looked up. `"redeliver"`: a record may come again after its batch committed
-   * (queues, push sources), so every quarantine row is checked.
+   * run resumes, and to this stream only (CursorSource.replays). Rows this stream stored for
+   * batch ids from `batchId` on then belong to attempts that never committed, and are replaced
+   * by this write instead of being looked up. `"redeliver"`: a record may come again after its
+   * batch committed (queues, Kafka groups, push sources), so every quarantine row is checked.
    */
   replay: "cursor" | "redeliver";
   /**
    * When the stream's previous batch (`batchId - 1`) was committed; null when none was. Rows of
-   * the stream older than that are never replaced.
+   * the stream this cannot account for are looked up rather than replaced.
    */
   previousCommittedAt: Date | null;
 }
@@ -90,6 +90,9 @@ export interface StoredQuarantineRow {
   ruleIds: string[];
   position: unknown;
   quarantinedAt: Date;
-  /** The checkpoint key of the stream that wrote the row (duckdb format; null for direct writes and parquet). */
+  /**
+   * The checkpoint key of the stream that wrote the row (duckdb format); null for direct writes,
+   * parquet, and rows a stream handed over to the table (docs/lake.md, "Quarantine").
+   */
   streamKey: string | null;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { BatchCollector, receiveBatch, type CollectedBatch } from "../batch/collect.js";
-import { positionOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
+import { positionOf, replayOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { encodeCursor } from "../checkpoint/codec.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
@@ -173,8 +173,7 @@ export class StreamSink {
 
       position = positionOf(await store.load(key));
       resumedFrom = position.cursor ?? null;
-      const replay = source.kind === "cursor" && source.replays === true ? "cursor" : "redeliver";
-      const target = { lake, store, storeInTarget: inTarget, key, writerId, replay } as const;
+      const target = { lake, store, storeInTarget: inTarget, key, writerId, replay: replayOf(source) };
 
       const loop: LoopContext = {
         mode,

@@ -259,8 +259,12 @@ interface Marks {
 export class KafkaOffsetSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
-  /** Within the topic's retention, a partition read again from an offset gives the same messages. */
-  readonly replays = true;
+  /**
+   * Not `replays`: members of a consumer group each keep their own checkpoint, and a partition
+   * that moves to another member is read again from the group's offset by that member's stream,
+   * so records one stream committed can come again in another's (the lake looks every id up).
+   */
+  readonly replays = false;
   readonly topic: string;
   protected readonly options: Resolved;
 

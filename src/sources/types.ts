@@ -45,10 +45,11 @@ export interface CursorSource {
   readonly description: string;
   /**
    * True when `seek(cursor)` gives back every record after `cursor`, in the same order, every
-   * time (files, Kafka within retention, keyset-paged tables, replayable iterables). The lake
-   * then replaces the quarantine rows of a batch that never committed instead of looking up
-   * every stored row (docs/lake.md, "Quarantine"). Leave it unset when a resumed source may
-   * skip or reorder records (a live feed).
+   * time, and no other stream reads the same records (files, keyset-paged tables, replayable
+   * iterables). The lake then replaces the quarantine rows of a batch that never committed
+   * instead of looking up every stored row (docs/lake.md, "Quarantine"). Leave it unset when a
+   * resumed source may skip or reorder records (a live feed) or hand them to another stream (a
+   * Kafka consumer group).
    */
   readonly replays?: boolean;
   seek(cursor: Cursor | undefined): Promise<void>;

@@ -1,5 +1,5 @@
 import { BatchCollector, receiveBatch, recordBytes, type BatchLimits, type CollectedBatch } from "../batch/collect.js";
-import { writeAndCommit } from "../batch/commit.js";
+import { replayOf, writeAndCommit } from "../batch/commit.js";
 import { Spool, type SpoolOptions } from "../batch/spool.js";
 import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
@@ -317,6 +317,15 @@ export class StreamRuntime {
         ? await this.validationOf(input.spec, this.spool.get<FetchedBatch>(input.fetched))
         : { sourceCount: 0, good: [], goodCount: 0, bad: [], ruleCounts: [], datasetRules: [] };
     const source = this.sources.get(input.key)?.source;
+    // When the previous batch was committed: known when the store holds it (otherwise the commit
+    // is refused anyway); null before the stream's first commit.
+    const previousCommittedAt = stored
+      ? stored.batchId === input.previous.batchId
+        ? stored.committedAt
+        : undefined
+      : input.previous.batchId === 0
+        ? null
+        : undefined;
     const committed = await writeAndCommit(
       {
         lake: target.lake,
@@ -324,14 +333,13 @@ export class StreamRuntime {
         storeInTarget: target.inTarget,
         key: input.key,
         writerId: input.writerId,
-        replay: source?.kind === "cursor" && source.replays === true ? "cursor" : "redeliver",
+        replay: replayOf(source),
       },
       {
         cursor: input.previous.cursor === null ? undefined : decodeCursor(input.previous.cursor),
         batchId: input.previous.batchId,
         totals: input.previous.totals,
-        // Known when the store holds the previous batch (otherwise the commit is refused anyway).
-        committedAt: stored ? (stored.batchId === input.previous.batchId ? stored.committedAt : undefined) : input.previous.batchId === 0 ? null : undefined,
+        committedAt: previousCommittedAt,
       },
       input.cursor === null ? undefined : (decodeCursor(input.cursor) as Cursor),
       validated,

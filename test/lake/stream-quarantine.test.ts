@@ -85,7 +85,7 @@ describe("duckdb quarantine of a stream", () => {
     expect((await stored(targetPath, "q")).map((x) => x[0])).toEqual([0, 1, 2, 3, 4]);
   });
 
-  it("keeps rows older than the previous commit (a reset checkpoint) and looks them up instead", async () => {
+  it("hands rows of an earlier life (a deleted checkpoint) to the table, and keeps looking them up", async () => {
     const targetPath = lakeDir("sq-reset");
     let w = await openLake(contract(), { targetPath });
     await w.write({ batchId: 1, good: [], bad: bads(0, 2), stream: cursor("s", null) });
@@ -98,14 +98,37 @@ describe("duckdb quarantine of a stream", () => {
     const a = await w.write({ batchId: 1, good: [], bad: bads(0, 3), stream: cursor("s", null) });
     await w.close();
     await tick();
-    // Restarted after batch 1 committed: the old batch 2 is older than that commit, so it is not
-    // a leftover of this run either.
+    // Restarted after that batch committed: the old rows are still looked up.
     w = await openLake(contract(), { targetPath });
     const b = await w.write({ batchId: 2, good: [], bad: bads(3, 5), stream: cursor("s", new Date()) });
     await w.close();
     expect(a).toMatchObject({ badWritten: 0, badAlreadyPresent: 3 });
     expect(b).toMatchObject({ badWritten: 1, badAlreadyPresent: 1 });
-    expect((await stored(targetPath)).map((x) => x[0])).toEqual([0, 1, 2, 3, 4]);
+    const rows = await readQuarantine(contract(), { targetPath });
+    expect(rows.map((r) => (r.position as { offset: number }).offset).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4]);
+    expect(rows.filter((r) => r.streamKey === null)).toHaveLength(4);
+  });
+
+  it("looks up a first batch that died uncommitted in every later life, however far it reached", async () => {
+    // As a source that hands a resumed run its partitions one at a time does: the dead first
+    // batch held records 0..9, the second life reads only 0..2 before it dies too, the third
+    // reads the rest.
+    const targetPath = lakeDir("sq-first");
+    let w = await openLake(contract(), { targetPath });
+    await w.write({ batchId: 1, good: [], bad: bads(0, 10), stream: cursor("s", null) });
+    await w.close();
+    w = await openLake(contract(), { targetPath });
+    await w.write({ batchId: 1, good: [], bad: bads(0, 3), stream: cursor("s", null) });
+    const committed1 = new Date();
+    await tick();
+    await w.write({ batchId: 2, good: [], bad: bads(3, 4), stream: cursor("s", committed1) }); // dies uncommitted
+    await w.close();
+    w = await openLake(contract(), { targetPath });
+    const c = await w.write({ batchId: 2, good: [], bad: bads(3, 12), stream: cursor("s", committed1) });
+    await w.close();
+    expect(c).toMatchObject({ badWritten: 2, badAlreadyPresent: 7 });
+    const rows = await readQuarantine(contract(), { targetPath });
+    expect(rows.map((r) => (r.position as { offset: number }).offset).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
   it("leaves other streams' rows alone", async () => {
