@@ -100,6 +100,8 @@ export interface Database {
 export async function acquireDatabase(path: string): Promise<Database> {
   let pending = entries.get(path);
   if (!pending) {
+    // Inside the chain: a bad memory profile (instanceOptions throws) rejects like DuckDB does,
+    // and the failed entry is dropped below.
     pending = Promise.resolve()
       .then(() => DuckDBInstance.create(path, instanceOptions()))
       .then(

@@ -319,13 +319,8 @@ export class StreamRuntime {
     const source = this.sources.get(input.key)?.source;
     // When the previous batch was committed: known when the store holds it (otherwise the commit
     // is refused anyway); null before the stream's first commit.
-    const previousCommittedAt = stored
-      ? stored.batchId === input.previous.batchId
-        ? stored.committedAt
-        : undefined
-      : input.previous.batchId === 0
-        ? null
-        : undefined;
+    const previousCommittedAt =
+      stored?.batchId === input.previous.batchId ? stored.committedAt : !stored && input.previous.batchId === 0 ? null : undefined;
     const committed = await writeAndCommit(
       {
         lake: target.lake,
