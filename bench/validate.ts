@@ -161,6 +161,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
   let validateMs = 0;
   let writeMs = 0;
   let cpuMicros = 0;
+  let jsBusyMs = 0;
   let good = 0;
   let bad = 0;
   try {
@@ -172,6 +173,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
         batches.push({ start, records: generateBatch(start, Math.min(opts.batch, opts.rows - start)) });
       }
       const cpu0 = process.cpuUsage();
+      const elu0 = performance.eventLoopUtilization();
       const t0 = performance.now();
       // As StreamSink does: batch N+1 is validated while batch N is written; writes in order.
       let writing: Promise<void> | undefined;
@@ -205,6 +207,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
       }
       await writing;
       wallMs += performance.now() - t0;
+      jsBusyMs += performance.eventLoopUtilization(elu0).active;
       const cpu = process.cpuUsage(cpu0);
       cpuMicros += cpu.user + cpu.system;
     }
@@ -226,6 +229,9 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
     // CPU time of this process over the same spans (all threads): on a busy machine wall time
     // overstates cost, and cpuSeconds / seconds shows how much ran in parallel.
     cpuSeconds: Number((cpuMicros / 1e6).toFixed(3)),
+    // Share of the wall time the JavaScript thread was busy (event-loop utilisation): near 1, it
+    // is the bottleneck; well below, the DuckDB threads are.
+    jsThreadBusy: Number((jsBusyMs / wallMs).toFixed(2)),
     // Time spent in each step; with overlap they run at the same time and add up to more than `seconds`.
     validateSeconds: Number((validateMs / 1000).toFixed(3)),
     writeSeconds: Number((writeMs / 1000).toFixed(3)),

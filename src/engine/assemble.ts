@@ -17,7 +17,7 @@ export interface EngineOutput {
    */
   goodColumns: unknown[][] | (() => unknown[][]);
   /** The good rows as GoodColumns, when the engine made them. */
-  goodJson?: GoodColumns;
+  typed?: GoodColumns;
   /** Engine positions of bad rows, ascending, with the check codes each failed (all severities). */
   bad: Array<{ pos: number; codes: number[] }>;
   /** Failures per check, indexed by check code. */
@@ -299,8 +299,8 @@ export function assemble(
     result.good = out ? buildRows(records, plan, enc, out, engineBad) : [];
   }
   // GoodColumns stand for the rows only when the rows are exactly the contract's fields.
-  if (out?.goodJson && !plan.passthrough && (plan.unknownPolicy !== "allow" || (enc.extra && !enc.extra.includes(1)))) {
-    result.goodColumns = out.goodJson;
+  if (out?.typed && !plan.passthrough && (plan.unknownPolicy !== "allow" || (enc.extra && !enc.extra.includes(1)))) {
+    result.goodColumns = out.typed;
   }
   return result;
 }

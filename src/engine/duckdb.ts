@@ -2,8 +2,9 @@
  * DuckDB engine. A batch travels as ONE string parameter — `{"u":[...],"c0":[...],…}`,
  * one JSON array of tagged text per column (see encode.ts) — that DuckDB unnests into
  * rows. Coercion, rules, flags, counts and dataset measures are one prepared SELECT per
- * contract, and its single result cell is a JSON document with the good rows (already
- * row objects), the bad rows' failed checks, and the aggregates.
+ * contract. It returns the good rows as typed columns, read as DuckDB data chunks that the
+ * DuckDB lake appends as they are (GoodColumns), and then one row whose last column is a JSON
+ * document with the bad rows' failed checks and the aggregates.
  *
  * Measured on 10k rows × 8 columns: binding one JSON string and unnesting it costs about
  * 4 ms, a DataChunk appender into a temp table about 24 ms (one native call per string),
@@ -14,7 +15,7 @@ import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { dryRunBatch, encodeBatchInSlices, type EncodedBatch } from "./encode.js";
-import { columnsFromJson, goodColumnsOf } from "./good-columns.js";
+import { columnsFromChunks, goodColumnsOf } from "./good-columns.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
 import { quoteIdent, quoteString } from "./sqltext.js";
@@ -175,15 +176,11 @@ export function buildStatement(plan: Plan, probe?: string): string {
   layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
   // The evaluated batch is read three times: materialise it once, with only the columns
   // read afterwards (not every intermediate string).
-  const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.val)]);
+  const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.name)]);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
   plan.primaryKeyCols?.forEach((c) => keep.add(c));
   ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length})`);
 
-  // Good rows come back as one JSON array per contract field (GoodColumns): built by DuckDB in
-  // one pass, handed to the lake writer as they are, and parsed into row objects only if
-  // someone asks for the rows.
-  const cols = plan.outputs.map((o) => `CAST(to_json(list(${quoteIdent(o.field.val)})) AS VARCHAR)`);
   const counts = plan.checks.length ? `[${plan.checks.map((c) => `count_if(${quoteIdent(c.flag)})`).join(", ")}]` : "[]";
   const dataset = plan.dataset.map((d) => {
     switch (d.rule.kind) {
@@ -195,18 +192,55 @@ export function buildStatement(plan: Plan, probe?: string): string {
         return "0";
     }
   });
-  const doc = [`counts := ${counts}`, `ds := [${dataset.join(", ")}]::BIGINT[]`, `n := count_if(NOT ${BAD_COL})`];
+  const fail = failExpr ? toSql(failExpr) : "''";
+  const doc = [
+    `counts := ${counts}`,
+    `ds := [${dataset.join(", ")}]::BIGINT[]`,
+    `n := count_if(NOT ${BAD_COL})`,
+    `bad := (SELECT list(struct_pack(p := __ll_i, c := ${fail})) FROM ev WHERE ${BAD_COL})`,
+  ];
   const pk = plan.primaryKeyCols?.map(quoteIdent);
   if (pk) {
     // Compared as the lake compares them (typed values; NULL parts match each other).
     doc.push(`pkDistinct := count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE NOT ${BAD_COL})`);
     doc.push(`pkNull := count_if(NOT ${BAD_COL} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`);
   }
-  const fail = failExpr ? toSql(failExpr) : "''";
-  const docSql = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR) FROM ev)`;
-  const badSql = `(SELECT CAST(to_json(list(struct_pack(p := __ll_i, c := ${fail}))) AS VARCHAR) FROM ev WHERE ${BAD_COL})`;
-  const head = `WITH ${ctes.join(",\n")}\nSELECT ${docSql}, ${badSql}`;
-  return cols.length ? `${head}, g.* FROM (SELECT ${cols.join(", ")} FROM ev WHERE NOT ${BAD_COL}) AS g` : head;
+  const meta = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR) FROM ev)`;
+  const head = `WITH ${ctes.join(",\n")}\n`;
+  if (plan.outputs.length === 0) return `${head}SELECT ${meta} AS ${META_COL}`;
+  // The good rows come back as rows of typed columns (GoodColumns: DuckDB data chunks the lake
+  // appends as they are), followed by one row that carries the counts and the bad rows in its
+  // last column. With one thread the rows keep their order: arrival order, then that row.
+  const typed = plan.outputs.map((o) => quoteIdent(o.field.name));
+  return (
+    `${head}SELECT ${typed.join(", ")}, CAST(NULL AS VARCHAR) AS ${META_COL} FROM ev WHERE NOT ${BAD_COL}\n` +
+    `UNION ALL SELECT ${typed.map(() => "NULL").join(", ")}, ${meta}`
+  );
+}
+
+/** The statement's last column: NULL on good rows, the batch's counts and bad rows on its last row. */
+const META_COL = "__ll_meta";
+
+/** SQL type of an output's typed column in the engine (plan.ts): what the lake stores, json as text. */
+function outputSqlType(o: Plan["outputs"][number]): string {
+  const spec = o.field.spec!;
+  switch (spec.type) {
+    case "string":
+    case "json":
+      return "VARCHAR";
+    case "integer":
+      return "BIGINT";
+    case "double":
+      return "DOUBLE";
+    case "boolean":
+      return "BOOLEAN";
+    case "decimal":
+      return `DECIMAL(${spec.precision ?? 38},${spec.scale ?? 9})`;
+    case "date":
+      return "DATE";
+    case "timestamp":
+      return "TIMESTAMP";
+  }
 }
 
 const MAX_COMPILED = 16;
@@ -216,12 +250,14 @@ interface Compiled {
   stmt: DuckDBPreparedStatement;
 }
 
-interface Doc {
+/** The summary row (META_COL): counts, dataset measures, bad rows (NULL when none). */
+interface Meta {
   n: number;
   pkDistinct?: number;
   pkNull?: number;
   counts: number[];
   ds: number[];
+  bad: Array<{ p: number; c: string }> | null;
 }
 
 export class DuckDBEngine implements Engine {
@@ -262,22 +298,29 @@ export class DuckDBEngine implements Engine {
     const enc = await encodeBatchInSlices(records, plan, SLICE_ROWS, pause);
     if (enc.n === 0) return assemble(records, plan, enc, emptyOutput(plan));
     c.stmt.bindVarchar(1, await batchPayload(plan, enc, pause));
-    const reader = await c.stmt.runAndReadAll();
-    const row = reader.getRowsJS()[0]!;
-    const doc = JSON.parse(row[0] as string) as Doc;
-    const bad = JSON.parse((row[1] as string | null) ?? "[]") as Array<{ p: number; c: string }>;
+    const chunks = await (await c.stmt.run()).fetchAllChunks();
+    // The last row carries the counts and the bad rows; the rows before it are the good rows.
+    const last = chunks[chunks.length - 1];
+    const metaText = last?.getColumnVector(last.columnCount - 1).getItem(last.rowCount - 1);
+    if (typeof metaText !== "string") throw new Error("internal error: the validation statement's last row is not its summary");
+    const meta = JSON.parse(metaText) as Meta;
+    last!.rowCount -= 1;
+    if (last!.rowCount === 0) chunks.pop();
     const keys =
-      doc.pkDistinct === undefined || !plan.primaryKeyFields
+      meta.pkDistinct === undefined || !plan.primaryKeyFields
         ? undefined
-        : { fields: plan.primaryKeyFields, unique: doc.pkDistinct === doc.n, someNull: (doc.pkNull ?? 0) > 0 };
-    const good = goodColumnsOf(plan, doc.n, row.slice(2) as Array<string | null>, keys);
+        : { fields: plan.primaryKeyFields, unique: meta.pkDistinct === meta.n, someNull: (meta.pkNull ?? 0) > 0 };
+    const good =
+      plan.outputs.length === 0
+        ? undefined
+        : goodColumnsOf(plan, meta.n, chunks, [...plan.outputs.map(outputSqlType), "VARCHAR"], keys);
     const out: EngineOutput = {
-      goodColumns: () => columnsFromJson(plan, good),
-      goodJson: good,
-      bad: bad.map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
-      counts: doc.counts,
-      goodCount: doc.n,
-      dataset: doc.ds,
+      goodColumns: () => (good ? columnsFromChunks(plan, good) : plan.outputColumns.map(() => [])),
+      ...(good ? { typed: good } : {}),
+      bad: (meta.bad ?? []).map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
+      counts: meta.counts,
+      goodCount: meta.n,
+      dataset: meta.ds,
     };
     return assemble(records, plan, enc, out);
   }

@@ -1,4 +1,5 @@
 import type { Contract, FieldType, Severity } from "../contract/types.js";
+import type { DuckDBDataChunk } from "../util/duckdb.js";
 
 /** A validated row: contract fields only (plus unknown fields under `allow`), values coerced. */
 export type Row = Record<string, unknown>;
@@ -35,17 +36,20 @@ export interface DatasetRuleResult {
 }
 
 /**
- * The good rows column by column, each column one JSON array text in arrival order: what a
- * writer can pass to its database as it is, without building row objects (the DuckDB engine
- * makes them inside DuckDB). Values are the canonical row values (docs/contracts.md), spelt:
- * integer as JSON numbers with every digit (beyond 2^53 too: do not read them with JSON.parse),
- * json as its JSON text in a string, decimal, date and timestamp as their canonical text, the
- * rest as JSON strings, numbers and booleans.
+ * The good rows column by column, as DuckDB data chunks in arrival order: what the DuckDB lake
+ * writer appends as they are, without building row objects or spelling values as text (the
+ * DuckDB engine makes them inside DuckDB). Values are the canonical row values (docs/contracts.md)
+ * in the column types the lake stores them in: VARCHAR, BIGINT, DOUBLE, BOOLEAN, DECIMAL(p,s),
+ * DATE, TIMESTAMP, and json fields as VARCHAR holding their JSON text.
  */
 export interface GoodColumns {
   count: number;
-  /** One per contract field, in contract order. */
-  fields: Array<{ name: string; type: FieldType; json: string }>;
+  /** The contract's fields, in contract order: the chunks' first columns. */
+  fields: Array<{ name: string; type: FieldType }>;
+  /** SQL type of every chunk column; columns after the fields belong to the engine and are NULL. */
+  columnTypes: string[];
+  /** Chunks of at most DuckDB's vector size; their row counts add up to `count`. */
+  chunks: readonly DuckDBDataChunk[];
   /**
    * Over the contract's primary key (`fields`), when it has one: no two rows share a key (NULL
    * parts matching each other), and some row has a NULL key part.

@@ -35,8 +35,6 @@ export interface ColumnPlan {
   convert: (value: unknown) => DuckDBValue | null;
   /** The same value for the DuckDB writer's JSON batch document (see `payloadOf`). */
   payload: PayloadCodec;
-  /** How the column reads the engine's GoodColumns spelling instead (see `goodColumnsBatch`). */
-  canonical: Pick<PayloadCodec, "jsonType" | "sql">;
 }
 
 /** A value as it travels in the DuckDB writer's JSON batch document. */
@@ -124,7 +122,6 @@ function plan(name: string, kind: FieldType, get: (row: Row) => unknown, precisi
     get,
     convert,
     payload: payloadCodecOf(kind, name, sqlType, convert),
-    canonical: canonicalCodecOf(kind, sqlType),
   };
 }
 
@@ -228,31 +225,6 @@ function int64Payload(b: bigint, column: string, kind: FieldType, shown: unknown
   return b >= -MAX_SAFE_BIG && b <= MAX_SAFE_BIG ? Number(b) : b.toString();
 }
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
-
-/**
- * How each column kind reads GoodColumns (engine/types.ts): canonical values, json as JSON
- * text, decimal/date/timestamp as canonical text. The values were
- * checked by the engine, so nothing is checked again here.
- */
-function canonicalCodecOf(kind: FieldType, sqlType: string): Pick<PayloadCodec, "jsonType" | "sql"> {
-  switch (kind) {
-    case "string":
-      return { jsonType: "VARCHAR", sql: (r) => r };
-    case "double":
-      return { jsonType: "DOUBLE", sql: (r) => r };
-    case "boolean":
-      return { jsonType: "BOOLEAN", sql: (r) => r };
-    case "integer":
-      // Every digit is there, and DuckDB reads a JSON number into BIGINT exactly.
-      return { jsonType: "BIGINT", sql: (r) => r };
-    case "timestamp":
-      // Canonical text is UTC with a trailing Z; without it the cast ignores the session's zone.
-      return { jsonType: "VARCHAR", sql: (r) => `CAST(left(${r}, -1) AS TIMESTAMP)` };
-    default:
-      // decimal, date, json: text cast to the column type.
-      return { jsonType: "VARCHAR", sql: (r) => `CAST(${r} AS ${sqlType})` };
-  }
-}
 
 /**
  * The JSON form of each column kind. It accepts exactly what `converterOf` accepts and stores
@@ -523,8 +495,6 @@ export interface PayloadBatch {
   count: number;
   /** Some written row has a NULL key part (the delete then also matches NULLs). */
   nullKey: boolean;
-  /** How the values are spelt: by each plan's `payload` codec, or as the engine's GoodColumns (`canonical`). */
-  form: "payload" | "canonical";
 }
 
 /** Stands for NULL in key comparisons: NULL key parts match each other (IS NOT DISTINCT FROM). */
@@ -551,44 +521,35 @@ export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[],
   }
   const doc: Record<string, PayloadValue[]> = {};
   for (let c = 0; c < plans.length; c++) doc[`c${c}`] = columns[c] ??= payloadColumn(plans[c]!, rows, selected);
-  const result: PayloadBatch = { doc: jsonDocument(doc), count: selected?.length ?? rows.length, nullKey, form: "payload" };
+  const result: PayloadBatch = { doc: jsonDocument(doc), count: selected?.length ?? rows.length, nullKey };
   if (keyed) result.keysDoc = jsonDocument(Object.fromEntries(keyPlans.map((p) => [`c${p}`, columns[p]!])));
   return result;
 }
 
 /**
- * The batch document straight from the engine's GoodColumns: the column texts are joined, not
- * parsed. Undefined when the columns do not match the table's plans one to one, or when a keyed
- * batch repeats its key (or does not say): the caller then uses `payloadBatch` over the rows,
+ * For each of the table's column plans, the GoodColumns column it is filled from (-1: none, the
+ * extra-keys column, which stays NULL); undefined when the columns do not match the plans one to
+ * one, or when a keyed batch repeats its key (or does not say): the caller then writes the rows,
  * which keeps the last row per key.
  */
-export function goodColumnsBatch(
-  plans: readonly ColumnPlan[],
-  good: GoodColumns,
-  keyPlans?: readonly number[],
-): PayloadBatch | undefined {
+export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, keyPlans?: readonly number[]): number[] | undefined {
   const fields = good.fields;
   // Under unknown_fields: allow the table's last column holds extra keys; GoodColumns have none.
   const extra = plans.length === fields.length + 1 && plans[plans.length - 1]!.name === EXTRA_COLUMN;
   if (fields.length !== plans.length - (extra ? 1 : 0) || fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) {
     return undefined;
   }
-  const json = (c: number): string => (c < fields.length ? fields[c]!.json : `[${"null,".repeat(good.count - 1)}null]`);
-  const doc = (which: readonly number[]): string => `{${which.map((c) => `"c${c}":${json(c)}`).join(",")}}`;
-  const result: PayloadBatch = { doc: doc(plans.map((_, c) => c)), count: good.count, nullKey: false, form: "canonical" };
   if (keyPlans !== undefined && keyPlans.length > 0) {
     // The engine compared the keys (as DuckDB does); columns that do not say so for this
-    // table's key, or whose keys repeat, go the rows' way, which keeps the last row per key.
+    // table's key, or whose keys repeat, go the rows' way.
     const keys = good.keys;
     const sameKey =
       keys !== undefined &&
       keys.fields.length === keyPlans.length &&
       keys.fields.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase());
     if (!sameKey || !keys.unique) return undefined;
-    result.nullKey = keys.someNull;
-    result.keysDoc = doc(keyPlans);
   }
-  return result;
+  return plans.map((_, c) => (c < fields.length ? c : -1));
 }
 
 /**

@@ -4,8 +4,9 @@ import { VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement, type Duck
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointStore } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
+import type { GoodColumns } from "../engine/types.js";
 import {
-  goodColumnsBatch,
+  goodColumnsFit,
   jsonDocument,
   payloadBatch,
   planColumns,
@@ -44,6 +45,8 @@ export class DuckDBLakeWriter implements LakeWriter {
    * id its next write must have for that to still hold.
    */
   private readonly streams = new Map<string, { lookup: Lookup; next: number }>();
+  /** Column types of this connection's staging table (writeStaged), once made. */
+  private stageLayout: string | undefined;
 
   private constructor(
     private readonly config: LakeConfig,
@@ -100,7 +103,9 @@ export class DuckDBLakeWriter implements LakeWriter {
     // The JS work comes first: a bad value fails the batch naming its row and column before
     // anything is written, and the transaction is a chain of DuckDB calls with nothing between
     // them (so it holds its locks briefly, and overlaps well with JS work elsewhere).
-    const good = this.goodDocument(req, keyed ? this.keyPlans : undefined);
+    const keyPlans = keyed ? this.keyPlans : undefined;
+    const staged = this.stagedGood(req, keyPlans);
+    const good = staged ? undefined : this.goodDocument(req, keyPlans);
     const quarantine = this.quarantineDocument(req);
     if (req.checkpoint && !this.checkpointTableReady) {
       await ensureCheckpointTable(conn);
@@ -118,12 +123,13 @@ export class DuckDBLakeWriter implements LakeWriter {
         }
       }
       if (config.strategy === "overwrite") await s.truncate.run();
-      else if (config.strategy === "merge" && good) await this.deleteKeys(s, good);
       let goodWritten = 0;
-      if (good) {
-        const insert = s[good.form].insert;
-        insert.bindVarchar(1, good.doc);
-        goodWritten = (await insert.run()).rowsChanged;
+      if (staged) {
+        goodWritten = await this.writeStaged(staged.good, staged.from);
+      } else if (good) {
+        if (config.strategy === "merge") await this.deleteKeys(s, good);
+        s.insert.bindVarchar(1, good.doc);
+        goodWritten = (await s.insert.run()).rowsChanged;
       }
       const mode = config.quarantine.enabled && req.stream ? await this.quarantineMode(req.stream, req.batchId) : undefined;
       let badWritten = 0;
@@ -208,19 +214,72 @@ export class DuckDBLakeWriter implements LakeWriter {
    * rows.
    */
   private async deleteKeys(s: Statements, good: PayloadBatch): Promise<void> {
-    const { deleteKeysSql, deleteNullKeysSql } = s[good.form];
+    const { deleteKeysSql, deleteNullKeysSql } = s;
     const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, good.keysDoc!);
     await runPlanned(this.conn, deleteKeysSql!, bind);
     if (good.nullKey) await runPlanned(this.conn, deleteNullKeysSql!, bind);
   }
 
-  /** The good rows as one document: the engine's GoodColumns when they fit, else spelt from the rows. */
-  private goodDocument(req: WriteRequest, keyPlans: readonly number[] | undefined): PayloadBatch | undefined {
-    if (req.goodColumns) {
-      if (req.goodColumns.count === 0) return undefined;
-      const direct = goodColumnsBatch(this.plans, req.goodColumns, keyPlans);
-      if (direct) return direct;
+  /** The engine's GoodColumns, when they fit the table, with the column each plan reads (goodColumnsFit). */
+  private stagedGood(req: WriteRequest, keyPlans: readonly number[] | undefined): { good: GoodColumns; from: number[] } | undefined {
+    const good = req.goodColumns;
+    if (!good || good.count === 0) return undefined;
+    const from = goodColumnsFit(this.plans, good, keyPlans);
+    return from ? { good, from } : undefined;
+  }
+
+  /**
+   * Write GoodColumns: their chunks are appended to a temporary table of this connection as
+   * they are (no value is converted or spelt in JS, and nothing is parsed), the merge deletes
+   * the keys found there, and the rows are inserted from it. The appender joins the open
+   * transaction, so a rollback leaves the staging table empty as well; it is emptied after use.
+   */
+  private async writeStaged(good: GoodColumns, from: readonly number[]): Promise<number> {
+    const { conn, config, plans } = this;
+    const stage = await this.stageFor(good.columnTypes);
+    const appender = await conn.createAppender(STAGE_TABLE, "main", "temp");
+    try {
+      for (const chunk of good.chunks) appender.appendDataChunk(chunk);
+    } finally {
+      appender.closeSync();
     }
+    const table = quoteIdent(config.table);
+    // Stage column → the table column's type (json text → JSON; the rest are the same type).
+    const value = (p: number, alias: string): string => {
+      const ref = `${alias}c${from[p]}`;
+      return plans[p]!.kind === "json" ? `CAST(${ref} AS JSON)` : ref;
+    };
+    if (config.strategy === "merge") {
+      const match = (op: string) => this.keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} ${value(p, "s.")}`).join(" AND ");
+      await runPlanned(conn, `DELETE FROM ${table} AS t USING ${stage} AS s WHERE ${match("=")}`, () => undefined);
+      if (good.keys?.someNull) {
+        const someNull = this.keyPlans.map((p) => `s.c${from[p]} IS NULL`).join(" OR ");
+        await runPlanned(conn, `DELETE FROM ${table} AS t USING ${stage} AS s WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`, () => undefined);
+      }
+    }
+    const filled = this.tableColumns.filter((c) => c.plan >= 0 && from[c.plan]! >= 0);
+    const written = await runPlanned(
+      conn,
+      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) SELECT ${filled.map((c) => value(c.plan, "")).join(", ")} FROM ${stage}`,
+      () => undefined,
+    );
+    await conn.run(`DELETE FROM ${stage}`);
+    return written;
+  }
+
+  /** The staging table for chunks with these column types (made once per layout and connection). */
+  private async stageFor(columnTypes: readonly string[]): Promise<string> {
+    const layout = columnTypes.join(",");
+    if (this.stageLayout !== layout) {
+      const columns = columnTypes.map((t, i) => `c${i} ${t}`).join(", ");
+      await this.conn.run(`CREATE OR REPLACE TEMP TABLE ${STAGE_TABLE} (${columns})`);
+      this.stageLayout = layout;
+    }
+    return `temp.main.${STAGE_TABLE}`;
+  }
+
+  /** The good rows as one document spelt from the rows. */
+  private goodDocument(req: WriteRequest, keyPlans: readonly number[] | undefined): PayloadBatch | undefined {
     return req.good.length > 0 ? payloadBatch(this.plans, req.good, keyPlans) : undefined;
   }
 
@@ -249,9 +308,11 @@ export class DuckDBLakeWriter implements LakeWriter {
  */
 interface Statements {
   truncate: DuckDBPreparedStatement;
-  /** Per spelling of the batch document (PayloadBatch.form). */
-  payload: DocumentStatements;
-  canonical: DocumentStatements;
+  /** $1 the batch document (spelt from the rows): insert its rows. */
+  insert: DuckDBPreparedStatement;
+  /** $1 the keys document (merge). */
+  deleteKeysSql?: string;
+  deleteNullKeysSql?: string;
   /** Insert the quarantine rows, looking up their ids among the stored rows `Lookup` says. */
   quarantineSql?: Record<Lookup, string>;
 }
@@ -261,14 +322,6 @@ interface Statements {
  * the rows no stream owns (stream_key NULL), or none.
  */
 type Lookup = "all" | "unowned" | "none";
-
-interface DocumentStatements {
-  /** $1 the batch document: insert its rows. */
-  insert: DuckDBPreparedStatement;
-  /** $1 the keys document (merge). */
-  deleteKeysSql?: string;
-  deleteNullKeysSql?: string;
-}
 
 async function prepareStatements(
   conn: DuckDBConnection,
@@ -280,28 +333,21 @@ async function prepareStatements(
   const table = quoteIdent(config.table);
   // Table columns the contract fills; the others (fields since dropped) default to NULL.
   const filled = tableColumns.filter((c) => c.plan >= 0);
-  const forForm = async (codec: (p: ColumnPlan) => Codec): Promise<DocumentStatements> => {
-    const select = (which: readonly number[]) => documentSelect(plans, which, codec);
-    const d: DocumentStatements = {
-      insert: await conn.prepare(
-        `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) ` +
-          `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM (${select(plans.map((_, i) => i))})`,
-      ),
-    };
-    if (config.strategy === "merge") {
-      const keys = `(${select(keyPlans)}) AS s`;
-      const match = (op: string) => keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} s.c${p}`).join(" AND ");
-      d.deleteKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`;
-      const someNull = keyPlans.map((p) => `s.c${p} IS NULL`).join(" OR ");
-      d.deleteNullKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`;
-    }
-    return d;
-  };
+  const select = (which: readonly number[]) => documentSelect(plans, which);
   const s: Statements = {
     truncate: await conn.prepare(`DELETE FROM ${table}`),
-    payload: await forForm((p) => p.payload),
-    canonical: await forForm((p) => p.canonical),
+    insert: await conn.prepare(
+      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) ` +
+        `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM (${select(plans.map((_, i) => i))})`,
+    ),
   };
+  if (config.strategy === "merge") {
+    const keys = `(${select(keyPlans)}) AS s`;
+    const match = (op: string) => keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} s.c${p}`).join(" AND ");
+    s.deleteKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`;
+    const someNull = keyPlans.map((p) => `s.c${p} IS NULL`).join(" OR ");
+    s.deleteNullKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`;
+  }
   if (config.quarantine.enabled) {
     const target = config.quarantine.target;
     s.quarantineSql = {
@@ -312,6 +358,9 @@ async function prepareStatements(
   }
   return s;
 }
+
+/** The DuckDB writer's staging table for GoodColumns (a temporary table: one per connection). */
+const STAGE_TABLE = "lakelogic_stage";
 
 /**
  * Run a statement that reads a table, prepared now so that DuckDB plans it with the table's
@@ -351,12 +400,10 @@ async function readPlanned(conn: DuckDBConnection, sql: string, bind: (p: DuckDB
  * and its optimizer copies the expanded lists around; joined with a table (the merge's delete,
  * quarantine's NOT EXISTS) that cost ~4 ms per 10k keys (measured on 1.5.6), the subquery ~0.
  */
-type Codec = Pick<ColumnPlan["payload"], "jsonType" | "sql">;
-
-function documentSelect(plans: readonly ColumnPlan[], which: readonly number[], codec: (p: ColumnPlan) => Codec): string {
-  const struct = `{${which.map((i) => `"c${i}":["${codec(plans[i]!).jsonType}"]`).join(",")}}`;
+function documentSelect(plans: readonly ColumnPlan[], which: readonly number[]): string {
+  const struct = `{${which.map((i) => `"c${i}":["${plans[i]!.payload.jsonType}"]`).join(",")}}`;
   return (
-    `SELECT ${which.map((i) => `${codec(plans[i]!).sql(`r.c${i}`)} AS c${i}`).join(", ")} FROM ` +
+    `SELECT ${which.map((i) => `${plans[i]!.payload.sql(`r.c${i}`)} AS c${i}`).join(", ")} FROM ` +
     `(SELECT ${which.map((i) => `unnest(j.c${i}) AS c${i}`).join(", ")} ` +
     `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS r`
   );

@@ -1,6 +1,6 @@
 /**
- * The DuckDB engine hands good rows to the lake as GoodColumns (one JSON array per field) and
- * the DuckDB writer stores those texts as they are. Whatever path a batch takes, the table must
+ * The DuckDB engine hands good rows to the lake as GoodColumns (DuckDB data chunks of typed
+ * columns) and the DuckDB writer appends those chunks as they are. Whatever path a batch takes, the table must
  * hold exactly what writing the row objects holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,7 +106,9 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
   it("are given only when the good rows are exactly the contract's fields", async () => {
     const fields = [{ name: "id", type: "integer" as const }];
     const allow = makeContract({ fields, unknownFields: "allow" });
-    expect((await engine.validate([{ id: 1 }], allow)).goodColumns?.fields.map((f) => [f.name, f.json])).toEqual([["id", "[1]"]]);
+    const allowed = (await engine.validate([{ id: 1 }], allow)).goodColumns;
+    expect(allowed?.fields).toEqual([{ name: "id", type: "integer" }]);
+    expect(allowed?.chunks.map((c) => c.getColumnValues(0))).toEqual([[1n]]);
     // An extra key travels with its row, which the columns cannot carry.
     expect((await engine.validate([{ id: 1, extra: true }], allow)).goodColumns).toBeUndefined();
     expect((await engine.validate([{ id: 1, extra: true }], makeContract({ fields, unknownFields: "drop" }))).goodColumns).toBeDefined();
