@@ -110,7 +110,10 @@ export function toSql(e: Expr): string {
     case "decimalCanon":
       return `CAST(TRY_CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale})) AS VARCHAR)`;
     case "decimalValue":
-      return `CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale}))`;
+      // decimalCanon is TRY_CAST to DECIMAL spelt as text: cast the text it came from instead.
+      return e.text
+        ? `TRY_CAST(${toSql(e.text)} AS DECIMAL(${e.precision},${e.scale}))`
+        : `CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale}))`;
     case "sqlRule":
       return `coalesce(CAST((${e.sql}) AS BOOLEAN), FALSE)`;
   }

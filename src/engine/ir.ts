@@ -66,8 +66,12 @@ export type Expr =
    * needs more than precision − scale digits. `-0.00` is written `0.00`.
    */
   | { op: "decimalCanon"; e: Expr; precision: number; scale: number }
-  /** Canonical decimal text → a decimal-typed value (for SQL rules). */
-  | { op: "decimalValue"; e: Expr; precision: number; scale: number }
+  /**
+   * Canonical decimal text → a decimal-typed value (for SQL rules and the lake). `text`, when
+   * given, is the text `e` was canonicalised from (decimalCanon): an engine whose own decimal
+   * cast is that canonicalisation may cast it directly and skip the canonical text.
+   */
+  | { op: "decimalValue"; e: Expr; precision: number; scale: number; text?: Expr }
   /** A contract `sql` rule over the typed columns; TRUE passes, FALSE and NULL fail (gives a boolean, never null). */
   | { op: "sqlRule"; sql: string };
 

@@ -317,7 +317,7 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
         const sc = decimalScale(f.spec!);
         put(1, g, numeric(DECIMAL_RE, ["integral", "number"]));
         put(2, f.val, { op: "decimalCanon", e: col(g), precision: p, scale: sc });
-        put(4, typed, { op: "decimalValue", e: V, precision: p, scale: sc });
+        put(4, typed, { op: "decimalValue", e: V, precision: p, scale: sc, text: col(g) });
         outputs.push({ name: f.name, kind: "text", col: f.val, field: f });
         break;
       }
@@ -349,10 +349,16 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
     if (!f.err) continue;
     const present = cmp("!=", col(f.tag), int(TAG.none));
     // A string field's value may not have been sent (see PlanField.stringText): judge by tag.
+    // Decimals and timestamps are judged by their typed value and range flag, which are null /
+    // false exactly when the canonical text is null: an engine then need not spell that text.
     const failed =
       f.type === "string"
         ? not(or(...[TAG.string, TAG.integral, TAG.number, TAG.boolean].map((t) => eq(col(f.tag), int(t)))))
-        : isNull(col(f.val));
+        : f.type === "decimal"
+          ? isNull(col(f.name))
+          : f.type === "timestamp"
+            ? not(col(`__ll_ok${f.k}`))
+            : isNull(col(f.val));
     errLayer.columns.push([f.err, and(present, failed)]);
   }
 
