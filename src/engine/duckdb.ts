@@ -151,7 +151,8 @@ const SLICE_ROWS = 2048;
 const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The one statement that validates a batch; `probe` instead selects one sql rule over the typed columns. */
-export function buildStatement(plan: Plan, probe?: string): string {
+export function buildStatement(plan: Plan, options: { probe?: string; keys?: boolean } = {}): string {
+  const probe = options.probe;
   const struct =
     `{"u":["VARCHAR"]` +
     plan.tagWords.map((_, w) => `,"t${w}":["BIGINT"]`).join("") +
@@ -208,42 +209,42 @@ export function buildStatement(plan: Plan, probe?: string): string {
     doc.push(`pkDistinct := count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE NOT ${BAD_COL})`);
     doc.push(`pkNull := count_if(NOT ${BAD_COL} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`);
   }
-  const meta = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR) FROM ev)`;
+  // The merge's keys, as text that casts back to each key's type exactly (see GoodColumns.keys).
+  const keyFields = options.keys ? plan.primaryKeyFields : undefined;
+  const keysDoc = keyFields
+    ? ` || chr(1) || CAST(to_json(struct_pack(${keyFields
+        .map((name, i) => `k${i} := list(CAST(${quoteIdent(name)} AS VARCHAR)) FILTER (WHERE NOT ${BAD_COL})`)
+        .join(", ")})) AS VARCHAR)`
+    : "";
+  const meta = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR)${keysDoc} FROM ev)`;
   const head = `WITH ${ctes.join(",\n")}\n`;
-  if (plan.outputs.length === 0) return `${head}SELECT ${meta} AS ${META_COL}`;
+  if (plan.outputs.length === 0) return `${head}SELECT ${meta}`;
   // The good rows come back as rows of typed columns (GoodColumns: DuckDB data chunks the lake
-  // appends as they are), followed by one row that carries the counts and the bad rows in its
-  // last column. With one thread the rows keep their order: arrival order, then that row.
+  // appends as they are), followed by one row that carries the counts and the bad rows in a text
+  // column (summaryColumn). With one thread the rows keep their order: arrival order, then that row.
   const typed = plan.outputs.map((o) => quoteIdent(o.field.name));
+  const at = summaryColumn(plan);
+  if (at === typed.length) typed.push("CAST(NULL AS VARCHAR)");
   return (
-    `${head}SELECT ${typed.join(", ")}, CAST(NULL AS VARCHAR) AS ${META_COL} FROM ev WHERE NOT ${BAD_COL}\n` +
-    `UNION ALL SELECT ${typed.map(() => "NULL").join(", ")}, ${meta}`
+    `${head}SELECT ${typed.join(", ")} FROM ev WHERE NOT ${BAD_COL}\n` +
+    `UNION ALL SELECT ${typed.map((_, i) => (i === at ? meta : "NULL")).join(", ")}`
   );
 }
 
-/** The statement's last column: NULL on good rows, the batch's counts and bad rows on its last row. */
-const META_COL = "__ll_meta";
+/**
+ * The column of the statement's last row that holds the summary: the first text-typed field, so
+ * that the good rows' chunks are exactly the contract's fields; an extra column when no field is
+ * text (the chunks then stay inside the engine).
+ */
+function summaryColumn(plan: Plan): number {
+  const text = plan.outputs.findIndex((o) => o.field.type === "string" || o.field.type === "json");
+  return text < 0 ? plan.outputs.length : text;
+}
 
-/** SQL type of an output's typed column in the engine (plan.ts): what the lake stores, json as text. */
-function outputSqlType(o: Plan["outputs"][number]): string {
-  const spec = o.field.spec!;
-  switch (spec.type) {
-    case "string":
-    case "json":
-      return "VARCHAR";
-    case "integer":
-      return "BIGINT";
-    case "double":
-      return "DOUBLE";
-    case "boolean":
-      return "BOOLEAN";
-    case "decimal":
-      return `DECIMAL(${spec.precision ?? 38},${spec.scale ?? 9})`;
-    case "date":
-      return "DATE";
-    case "timestamp":
-      return "TIMESTAMP";
-  }
+/** Does a contract's target replace rows by their primary key (merge, keyed overwrite)? */
+export function keyedTarget(contract: Contract): boolean {
+  const strategy = contract.materialization.strategy;
+  return strategy === "merge" || (strategy === "overwrite" && contract.primaryKey.length > 0);
 }
 
 const MAX_COMPILED = 16;
@@ -253,7 +254,7 @@ interface Compiled {
   stmt: DuckDBPreparedStatement;
 }
 
-/** The summary row (META_COL): counts, dataset measures, bad rows (NULL when none). */
+/** The summary (summaryColumn): counts, dataset measures, bad rows (NULL when none). */
 interface Meta {
   n: number;
   pkDistinct?: number;
@@ -302,24 +303,30 @@ export class DuckDBEngine implements Engine {
     if (enc.n === 0) return assemble(records, plan, enc, emptyOutput(plan));
     c.stmt.bindVarchar(1, await batchPayload(plan, enc, pause));
     const chunks = await (await c.stmt.run()).fetchAllChunks();
-    // The last row carries the counts and the bad rows; the rows before it are the good rows.
+    // The last row carries the summary; the rows before it are the good rows.
     const last = chunks[chunks.length - 1];
-    const metaText = last?.getColumnVector(last.columnCount - 1).getItem(last.rowCount - 1);
-    if (typeof metaText !== "string") throw new Error("internal error: the validation statement's last row is not its summary");
-    const meta = JSON.parse(metaText) as Meta;
+    const at = summaryColumn(plan);
+    const summary = last?.getColumnVector(Math.min(at, last.columnCount - 1)).getItem(last.rowCount - 1);
+    if (typeof summary !== "string") throw new Error("internal error: the validation statement's last row is not its summary");
+    // JSON text has no raw U+0001: the first one ends the counts document.
+    const cut = summary.indexOf("\u0001");
+    const meta = JSON.parse(cut < 0 ? summary : summary.slice(0, cut)) as Meta;
     last!.rowCount -= 1;
     if (last!.rowCount === 0) chunks.pop();
     const keys =
       meta.pkDistinct === undefined || !plan.primaryKeyFields
         ? undefined
-        : { fields: plan.primaryKeyFields, unique: meta.pkDistinct === meta.n, someNull: (meta.pkNull ?? 0) > 0 };
-    const good =
-      plan.outputs.length === 0
-        ? undefined
-        : goodColumnsOf(plan, meta.n, chunks, [...plan.outputs.map(outputSqlType), "VARCHAR"], keys);
+        : {
+            fields: plan.primaryKeyFields,
+            unique: meta.pkDistinct === meta.n,
+            someNull: (meta.pkNull ?? 0) > 0,
+            ...(cut < 0 ? {} : { doc: summary.slice(cut + 1) }),
+          };
+    // Chunks with an extra summary column do not match the contract's fields: kept for the rows.
+    const good = plan.outputs.length === 0 ? undefined : goodColumnsOf(plan, meta.n, chunks, keys);
     const out: EngineOutput = {
       goodColumns: () => (good ? columnsFromChunks(plan, good) : plan.outputColumns.map(() => [])),
-      ...(good ? { typed: good } : {}),
+      ...(good && at < plan.outputs.length ? { typed: good } : {}),
       bad: (meta.bad ?? []).map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
       counts: meta.counts,
       goodCount: meta.n,
@@ -348,7 +355,7 @@ export class DuckDBEngine implements Engine {
     const dry = await batchPayload(plan, dryRunBatch(plan));
     let stmt: DuckDBPreparedStatement | undefined;
     try {
-      stmt = await this.conn.prepare(buildStatement(plan));
+      stmt = await this.conn.prepare(buildStatement(plan, { keys: keyedTarget(contract) }));
       // Some errors (a literal that does not convert, a bad regex) only show when rows flow.
       stmt.bindVarchar(1, dry);
       await stmt.run();
@@ -365,7 +372,7 @@ export class DuckDBEngine implements Engine {
       const rule = check.rule;
       if (rule?.kind !== "sql" && rule?.kind !== "regex_match") continue;
       try {
-        if (rule.kind === "sql") await this.conn.run(buildStatement(plan, rule.sql), [dry]);
+        if (rule.kind === "sql") await this.conn.run(buildStatement(plan, { probe: rule.sql }), [dry]);
         else await this.conn.run(`SELECT ${toSql({ op: "matches", e: { op: "lit", value: "", type: "utf8" }, pattern: rule.pattern })}`);
       } catch (ruleErr) {
         return new ConfigError(`rule ${check.ruleId}`, `does not compile on duckdb: ${(ruleErr as Error).message}`, {

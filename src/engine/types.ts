@@ -44,17 +44,25 @@ export interface DatasetRuleResult {
  */
 export interface GoodColumns {
   count: number;
-  /** The contract's fields, in contract order: the chunks' first columns. */
+  /** The contract's fields, in contract order: one chunk column each. */
   fields: Array<{ name: string; type: FieldType }>;
-  /** SQL type of every chunk column; columns after the fields belong to the engine and are NULL. */
-  columnTypes: string[];
   /** Chunks of at most DuckDB's vector size; their row counts add up to `count`. */
   chunks: readonly DuckDBDataChunk[];
   /**
    * Over the contract's primary key (`fields`), when it has one: no two rows share a key (NULL
    * parts matching each other), and some row has a NULL key part.
    */
-  keys?: { fields: string[]; unique: boolean; someNull: boolean };
+  keys?: {
+    fields: string[];
+    unique: boolean;
+    someNull: boolean;
+    /**
+     * For targets that replace rows by key (merge, keyed overwrite): the good rows' keys as
+     * `{"k0":[…],"k1":[…]}`, one list per key field, each value DuckDB's text for it
+     * (`CAST(… AS VARCHAR)`, which casts back to the same value), NULL as null.
+     */
+    doc?: string;
+  };
 }
 
 export interface ValidationResult {

@@ -527,29 +527,23 @@ export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[],
 }
 
 /**
- * For each of the table's column plans, the GoodColumns column it is filled from (-1: none, the
- * extra-keys column, which stays NULL); undefined when the columns do not match the plans one to
- * one, or when a keyed batch repeats its key (or does not say): the caller then writes the rows,
- * which keeps the last row per key.
+ * Whether GoodColumns can be appended as they are to a table of these column plans: the same
+ * columns, names and kinds in the same order, and — for keyed strategies (`keyPlans`) — keys the
+ * engine found distinct and spelt out for the delete. Otherwise the rows are written (they keep
+ * the last row per key, and fill an extra-keys column).
  */
-export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, keyPlans?: readonly number[]): number[] | undefined {
+export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, keyPlans?: readonly number[]): boolean {
   const fields = good.fields;
-  // Under unknown_fields: allow the table's last column holds extra keys; GoodColumns have none.
-  const extra = plans.length === fields.length + 1 && plans[plans.length - 1]!.name === EXTRA_COLUMN;
-  if (fields.length !== plans.length - (extra ? 1 : 0) || fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) {
-    return undefined;
-  }
-  if (keyPlans !== undefined && keyPlans.length > 0) {
-    // The engine compared the keys (as DuckDB does); columns that do not say so for this
-    // table's key, or whose keys repeat, go the rows' way.
-    const keys = good.keys;
-    const sameKey =
-      keys !== undefined &&
-      keys.fields.length === keyPlans.length &&
-      keys.fields.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase());
-    if (!sameKey || !keys.unique) return undefined;
-  }
-  return plans.map((_, c) => (c < fields.length ? c : -1));
+  if (fields.length !== plans.length || fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) return false;
+  if (keyPlans === undefined || keyPlans.length === 0) return true;
+  const keys = good.keys;
+  return (
+    keys !== undefined &&
+    keys.unique &&
+    keys.doc !== undefined &&
+    keys.fields.length === keyPlans.length &&
+    keys.fields.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase())
+  );
 }
 
 /**

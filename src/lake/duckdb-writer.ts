@@ -45,8 +45,6 @@ export class DuckDBLakeWriter implements LakeWriter {
    * id its next write must have for that to still hold.
    */
   private readonly streams = new Map<string, { lookup: Lookup; next: number }>();
-  /** Column types of this connection's staging table (writeStaged), once made. */
-  private stageLayout: string | undefined;
 
   private constructor(
     private readonly config: LakeConfig,
@@ -104,8 +102,8 @@ export class DuckDBLakeWriter implements LakeWriter {
     // anything is written, and the transaction is a chain of DuckDB calls with nothing between
     // them (so it holds its locks briefly, and overlaps well with JS work elsewhere).
     const keyPlans = keyed ? this.keyPlans : undefined;
-    const staged = this.stagedGood(req, keyPlans);
-    const good = staged ? undefined : this.goodDocument(req, keyPlans);
+    const direct = this.directGood(req, keyPlans);
+    const good = direct ? undefined : this.goodDocument(req, keyPlans);
     const quarantine = this.quarantineDocument(req);
     if (req.checkpoint && !this.checkpointTableReady) {
       await ensureCheckpointTable(conn);
@@ -124,8 +122,8 @@ export class DuckDBLakeWriter implements LakeWriter {
       }
       if (config.strategy === "overwrite") await s.truncate.run();
       let goodWritten = 0;
-      if (staged) {
-        goodWritten = await this.writeStaged(staged.good, staged.from);
+      if (direct) {
+        goodWritten = await this.appendGood(direct);
       } else if (good) {
         if (config.strategy === "merge") await this.deleteKeys(s, good);
         s.insert.bindVarchar(1, good.doc);
@@ -220,62 +218,45 @@ export class DuckDBLakeWriter implements LakeWriter {
     if (good.nullKey) await runPlanned(this.conn, deleteNullKeysSql!, bind);
   }
 
-  /** The engine's GoodColumns, when they fit the table, with the column each plan reads (goodColumnsFit). */
-  private stagedGood(req: WriteRequest, keyPlans: readonly number[] | undefined): { good: GoodColumns; from: number[] } | undefined {
+  /** The engine's GoodColumns, when they can be appended to the table as they are. */
+  private directGood(req: WriteRequest, keyPlans: readonly number[] | undefined): GoodColumns | undefined {
     const good = req.goodColumns;
-    if (!good || good.count === 0) return undefined;
-    const from = goodColumnsFit(this.plans, good, keyPlans);
-    return from ? { good, from } : undefined;
+    if (!good || good.count === 0 || !goodColumnsFit(this.plans, good, keyPlans)) return undefined;
+    // The appender fills every column of the table in order: the table must be the contract's fields.
+    const sameLayout = this.tableColumns.length === this.plans.length && this.tableColumns.every((c, i) => c.plan === i);
+    return sameLayout ? good : undefined;
   }
 
   /**
-   * Write GoodColumns: their chunks are appended to a temporary table of this connection as
-   * they are (no value is converted or spelt in JS, and nothing is parsed), the merge deletes
-   * the keys found there, and the rows are inserted from it. The appender joins the open
-   * transaction, so a rollback leaves the staging table empty as well; it is emptied after use.
+   * Write GoodColumns: the merge deletes the batch's keys (spelt by the engine), then the chunks
+   * are appended to the table as they are — no value is converted, spelt or parsed on the way.
+   * The appender joins the open transaction, so a rollback takes its rows back too.
    */
-  private async writeStaged(good: GoodColumns, from: readonly number[]): Promise<number> {
+  private async appendGood(good: GoodColumns): Promise<number> {
     const { conn, config, plans } = this;
-    const stage = await this.stageFor(good.columnTypes);
-    const appender = await conn.createAppender(STAGE_TABLE, "main", "temp");
+    if (config.strategy === "merge") {
+      const keyDoc = good.keys!.doc!;
+      const table = quoteIdent(config.table);
+      const struct = `{${this.keyPlans.map((_, i) => `"k${i}":["VARCHAR"]`).join(",")}}`;
+      const keys =
+        `(SELECT ${this.keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
+        `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
+      const match = (op: string) =>
+        this.keyPlans.map((p, i) => `t.${quoteIdent(plans[p]!.name)} ${op} CAST(s.k${i} AS ${plans[p]!.sqlType})`).join(" AND ");
+      const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, keyDoc);
+      await runPlanned(conn, `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`, bind);
+      if (good.keys!.someNull) {
+        const someNull = this.keyPlans.map((_, i) => `s.k${i} IS NULL`).join(" OR ");
+        await runPlanned(conn, `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`, bind);
+      }
+    }
+    const appender = await conn.createAppender(config.table);
     try {
       for (const chunk of good.chunks) appender.appendDataChunk(chunk);
     } finally {
       appender.closeSync();
     }
-    const table = quoteIdent(config.table);
-    // Stage column → the table column's type (json text → JSON; the rest are the same type).
-    const value = (p: number, alias: string): string => {
-      const ref = `${alias}c${from[p]}`;
-      return plans[p]!.kind === "json" ? `CAST(${ref} AS JSON)` : ref;
-    };
-    if (config.strategy === "merge") {
-      const match = (op: string) => this.keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} ${value(p, "s.")}`).join(" AND ");
-      await runPlanned(conn, `DELETE FROM ${table} AS t USING ${stage} AS s WHERE ${match("=")}`, () => undefined);
-      if (good.keys?.someNull) {
-        const someNull = this.keyPlans.map((p) => `s.c${from[p]} IS NULL`).join(" OR ");
-        await runPlanned(conn, `DELETE FROM ${table} AS t USING ${stage} AS s WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`, () => undefined);
-      }
-    }
-    const filled = this.tableColumns.filter((c) => c.plan >= 0 && from[c.plan]! >= 0);
-    const written = await runPlanned(
-      conn,
-      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) SELECT ${filled.map((c) => value(c.plan, "")).join(", ")} FROM ${stage}`,
-      () => undefined,
-    );
-    await conn.run(`DELETE FROM ${stage}`);
-    return written;
-  }
-
-  /** The staging table for chunks with these column types (made once per layout and connection). */
-  private async stageFor(columnTypes: readonly string[]): Promise<string> {
-    const layout = columnTypes.join(",");
-    if (this.stageLayout !== layout) {
-      const columns = columnTypes.map((t, i) => `c${i} ${t}`).join(", ");
-      await this.conn.run(`CREATE OR REPLACE TEMP TABLE ${STAGE_TABLE} (${columns})`);
-      this.stageLayout = layout;
-    }
-    return `temp.main.${STAGE_TABLE}`;
+    return good.count;
   }
 
   /** The good rows as one document spelt from the rows. */
@@ -358,9 +339,6 @@ async function prepareStatements(
   }
   return s;
 }
-
-/** The DuckDB writer's staging table for GoodColumns (a temporary table: one per connection). */
-const STAGE_TABLE = "lakelogic_stage";
 
 /**
  * Run a statement that reads a table, prepared now so that DuckDB plans it with the table's

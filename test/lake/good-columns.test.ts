@@ -78,8 +78,10 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
     const second = await engine.validate([{ id: 2, v: "b2" }, { id: null, v: "null key 2" }, { id: 2n ** 60n, v: "big2" }], contract);
     const third = await engine.validate([{ id: 3, v: "c" }, { id: "3", v: "c2" }], contract);
     // The engine compares the keys, so the writer need not.
-    expect(first.goodColumns?.keys).toEqual({ fields: ["id"], unique: true, someNull: true });
-    expect(third.goodColumns?.keys).toEqual({ fields: ["id"], unique: false, someNull: false });
+    expect(first.goodColumns?.keys).toMatchObject({ fields: ["id"], unique: true, someNull: true });
+    expect(third.goodColumns?.keys).toMatchObject({ fields: ["id"], unique: false, someNull: false });
+    // …and spells them for the merge's delete, as text that casts back exactly.
+    expect(JSON.parse(first.goodColumns!.keys!.doc!)).toEqual({ k0: ["1", "2", String(2n ** 60n), null] });
     const viaColumns = await store(contract, [first, second, third], true);
     expect(viaColumns).toEqual(await store(contract, [first, second, third], false));
     const byId = new Map((viaColumns as Array<{ id: unknown; v: string }>).map((r) => [String(r.id), r.v]));
@@ -104,15 +106,25 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
   });
 
   it("are given only when the good rows are exactly the contract's fields", async () => {
-    const fields = [{ name: "id", type: "integer" as const }];
+    const fields = [
+      { name: "id", type: "integer" as const },
+      { name: "name", type: "string" as const },
+    ];
     const allow = makeContract({ fields, unknownFields: "allow" });
-    const allowed = (await engine.validate([{ id: 1 }], allow)).goodColumns;
-    expect(allowed?.fields).toEqual([{ name: "id", type: "integer" }]);
-    expect(allowed?.chunks.map((c) => c.getColumnValues(0))).toEqual([[1n]]);
+    const allowed = (await engine.validate([{ id: 1, name: "a" }], allow)).goodColumns;
+    expect(allowed?.fields).toEqual([
+      { name: "id", type: "integer" },
+      { name: "name", type: "string" },
+    ]);
+    expect(allowed?.chunks.map((c) => [c.getColumnValues(0), c.getColumnValues(1)])).toEqual([[[1n], ["a"]]]);
     // An extra key travels with its row, which the columns cannot carry.
     expect((await engine.validate([{ id: 1, extra: true }], allow)).goodColumns).toBeUndefined();
     expect((await engine.validate([{ id: 1, extra: true }], makeContract({ fields, unknownFields: "drop" }))).goodColumns).toBeDefined();
     // No declared fields: rows are the records themselves.
     expect((await engine.validate([{ id: 1 }], makeContract({ fields: [] }))).goodColumns).toBeUndefined();
+    // No text field to carry the batch's summary: the chunks stay in the engine, the rows do not.
+    const numeric = await engine.validate([{ id: 1 }, { id: 2 }, { id: "x" }], makeContract({ fields: [fields[0]!] }));
+    expect(numeric.goodColumns).toBeUndefined();
+    expect(numeric.good).toEqual([{ id: 1 }, { id: 2 }]);
   });
 });
