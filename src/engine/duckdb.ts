@@ -232,13 +232,19 @@ export function buildStatement(plan: Plan, options: { probe?: string; keys?: boo
 }
 
 /**
- * The column of the statement's last row that holds the summary: the first text-typed field, so
- * that the good rows' chunks are exactly the contract's fields; an extra column when no field is
- * text (the chunks then stay inside the engine).
+ * The column of the statement's last row that holds the summary, so that the good rows' chunks
+ * are GoodColumns as they are: under `unknown_fields: allow` the column for undeclared keys that
+ * follows the fields (NULL on every good row GoodColumns stand for); else the first text-typed
+ * field; else an added column (GoodColumns are then not given).
  */
 function summaryColumn(plan: Plan): number {
   const text = plan.outputs.findIndex((o) => o.field.type === "string" || o.field.type === "json");
-  return text < 0 ? plan.outputs.length : text;
+  return extraColumn(plan) || text < 0 ? plan.outputs.length : text;
+}
+
+/** GoodColumns carry a column for undeclared keys (GoodColumns.extraColumn). */
+function extraColumn(plan: Plan): boolean {
+  return !plan.passthrough && plan.unknownPolicy === "allow";
 }
 
 /** Does a contract's target replace rows by their primary key (merge, keyed overwrite)? */
@@ -322,11 +328,11 @@ export class DuckDBEngine implements Engine {
             someNull: (meta.pkNull ?? 0) > 0,
             ...(cut < 0 ? {} : { doc: summary.slice(cut + 1) }),
           };
-    // Chunks with an extra summary column do not match the contract's fields: kept for the rows.
-    const good = plan.outputs.length === 0 ? undefined : goodColumnsOf(plan, meta.n, chunks, keys);
+    const good = plan.outputs.length === 0 ? undefined : goodColumnsOf(plan, meta.n, chunks, extraColumn(plan), keys);
     const out: EngineOutput = {
       goodColumns: () => (good ? columnsFromChunks(plan, good) : plan.outputColumns.map(() => [])),
-      ...(good && at < plan.outputs.length ? { typed: good } : {}),
+      // A summary column of its own is not part of GoodColumns: the chunks are then only read here.
+      ...(good && (at < plan.outputs.length || good.extraColumn) ? { typed: good } : {}),
       bad: (meta.bad ?? []).map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
       counts: meta.counts,
       goodCount: meta.n,

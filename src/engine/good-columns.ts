@@ -9,12 +9,19 @@ import type { Plan } from "./plan.js";
 import type { GoodColumns } from "./types.js";
 
 /** GoodColumns over chunks whose first columns are the plan's outputs, in output order. */
-export function goodColumnsOf(plan: Plan, count: number, chunks: readonly DuckDBDataChunk[], keys?: GoodColumns["keys"]): GoodColumns {
+export function goodColumnsOf(
+  plan: Plan,
+  count: number,
+  chunks: readonly DuckDBDataChunk[],
+  extraColumn: boolean,
+  keys?: GoodColumns["keys"],
+): GoodColumns {
   const rows = chunks.reduce((n, c) => n + c.rowCount, 0);
   if (rows !== count) throw new Error(`internal error: the engine returned ${rows} good rows, but counted ${count}`);
   return {
     count,
     fields: plan.outputs.map((o) => ({ name: o.name, type: o.field.type as FieldType })),
+    extraColumn,
     chunks,
     ...(keys ? { keys } : {}),
   };

@@ -46,6 +46,11 @@ export interface GoodColumns {
   count: number;
   /** The contract's fields, in contract order: one chunk column each. */
   fields: Array<{ name: string; type: FieldType }>;
+  /**
+   * Under `unknown_fields: allow`, one more column after the fields, for the undeclared keys a
+   * row keeps: NULL on every row (GoodColumns are only given when no good row has such keys).
+   */
+  extraColumn: boolean;
   /** Chunks of at most DuckDB's vector size; their row counts add up to `count`. */
   chunks: readonly DuckDBDataChunk[];
   /**

@@ -527,14 +527,16 @@ export function payloadBatch(plans: readonly ColumnPlan[], rows: readonly Row[],
 }
 
 /**
- * Whether GoodColumns can be appended as they are to a table of these column plans: the same
- * columns, names and kinds in the same order, and — for keyed strategies (`keyPlans`) — keys the
- * engine found distinct and spelt out for the delete. Otherwise the rows are written (they keep
- * the last row per key, and fill an extra-keys column).
+ * Whether GoodColumns fill a table of these column plans: the same columns, names and kinds in the
+ * same order (with the extra-keys column exactly when the plans have one) and — for keyed
+ * strategies (`keyPlans`) — keys the engine found distinct and spelt out for the delete.
+ * Otherwise the rows are written, which keep the last row per key.
  */
 export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, keyPlans?: readonly number[]): boolean {
   const fields = good.fields;
-  if (fields.length !== plans.length || fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) return false;
+  const extra = plans.length > 0 && plans[plans.length - 1]!.name === EXTRA_COLUMN;
+  if (extra !== good.extraColumn || fields.length !== plans.length - (extra ? 1 : 0)) return false;
+  if (fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) return false;
   if (keyPlans === undefined || keyPlans.length === 0) return true;
   const keys = good.keys;
   return (

@@ -45,6 +45,8 @@ export class DuckDBLakeWriter implements LakeWriter {
    * id its next write must have for that to still hold.
    */
   private readonly streams = new Map<string, { lookup: Lookup; next: number }>();
+  /** The staging table of appendGood exists on this connection. */
+  private stageReady = false;
 
   private constructor(
     private readonly config: LakeConfig,
@@ -155,6 +157,8 @@ export class DuckDBLakeWriter implements LakeWriter {
       };
     } catch (e) {
       if (req.stream) this.streams.delete(req.stream.key);
+      // A staging table made in this transaction is gone with it.
+      this.stageReady = false;
       await conn.run("ROLLBACK").catch(() => undefined);
       if (e instanceof LakeLogicError) throw e;
       throw new LakeWriteError(
@@ -218,45 +222,68 @@ export class DuckDBLakeWriter implements LakeWriter {
     if (good.nullKey) await runPlanned(this.conn, deleteNullKeysSql!, bind);
   }
 
-  /** The engine's GoodColumns, when they can be appended to the table as they are. */
+  /** The engine's GoodColumns, when they fit the table's contract (goodColumnsFit). */
   private directGood(req: WriteRequest, keyPlans: readonly number[] | undefined): GoodColumns | undefined {
     const good = req.goodColumns;
-    if (!good || good.count === 0 || !goodColumnsFit(this.plans, good, keyPlans)) return undefined;
-    // The appender fills every column of the table in order: the table must be the contract's fields.
-    const sameLayout = this.tableColumns.length === this.plans.length && this.tableColumns.every((c, i) => c.plan === i);
-    return sameLayout ? good : undefined;
+    return good && good.count > 0 && goodColumnsFit(this.plans, good, keyPlans) ? good : undefined;
   }
 
   /**
    * Write GoodColumns: the merge deletes the batch's keys (spelt by the engine), then the chunks
-   * are appended to the table as they are — no value is converted, spelt or parsed on the way.
-   * The appender joins the open transaction, so a rollback takes its rows back too.
+   * are appended as they are — no value is converted, spelt or parsed on the way. They go to the
+   * table itself when its columns are the contract's, in order; else (a table that kept columns
+   * of dropped fields, or added new ones at its end) to a staging table of this connection, from
+   * which one INSERT fills the table's columns by name. The appender joins the open transaction,
+   * so a rollback takes its rows back too.
    */
   private async appendGood(good: GoodColumns): Promise<number> {
     const { conn, config, plans } = this;
-    if (config.strategy === "merge") {
-      const keyDoc = good.keys!.doc!;
-      const table = quoteIdent(config.table);
-      const struct = `{${this.keyPlans.map((_, i) => `"k${i}":["VARCHAR"]`).join(",")}}`;
-      const keys =
-        `(SELECT ${this.keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
-        `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
-      const match = (op: string) =>
-        this.keyPlans.map((p, i) => `t.${quoteIdent(plans[p]!.name)} ${op} CAST(s.k${i} AS ${plans[p]!.sqlType})`).join(" AND ");
-      const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, keyDoc);
-      await runPlanned(conn, `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`, bind);
-      if (good.keys!.someNull) {
-        const someNull = this.keyPlans.map((_, i) => `s.k${i} IS NULL`).join(" OR ");
-        await runPlanned(conn, `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`, bind);
-      }
-    }
-    const appender = await conn.createAppender(config.table);
+    const table = quoteIdent(config.table);
+    if (config.strategy === "merge") await this.deleteKeyText(good.keys!.doc!, good.keys!.someNull);
+    const direct = this.tableColumns.length === plans.length && this.tableColumns.every((c, i) => c.plan === i);
+    if (!direct) await this.ensureStage();
+    const appender = direct ? await conn.createAppender(config.table) : await conn.createAppender(STAGE_TABLE, "main", "temp");
     try {
       for (const chunk of good.chunks) appender.appendDataChunk(chunk);
     } finally {
       appender.closeSync();
     }
-    return good.count;
+    if (direct) return good.count;
+    const filled = this.tableColumns.filter((c) => c.plan >= 0);
+    const stage = `temp.main.${STAGE_TABLE}`;
+    const written = await runPlanned(
+      conn,
+      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM ${stage}`,
+      () => undefined,
+    );
+    await conn.run(`DELETE FROM ${stage}`);
+    return written;
+  }
+
+  /** Delete the rows whose key is in `doc` (GoodColumns.keys.doc: each key part as text). */
+  private async deleteKeyText(doc: string, someNull: boolean): Promise<void> {
+    const { plans, keyPlans } = this;
+    const table = quoteIdent(this.config.table);
+    const struct = `{${keyPlans.map((_, i) => `"k${i}":["VARCHAR"]`).join(",")}}`;
+    const keys =
+      `(SELECT ${keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
+      `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
+    const match = (op: string) =>
+      keyPlans.map((p, i) => `t.${quoteIdent(plans[p]!.name)} ${op} CAST(s.k${i} AS ${plans[p]!.sqlType})`).join(" AND ");
+    const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, doc);
+    await runPlanned(this.conn, `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`, bind);
+    if (someNull) {
+      const anyNull = keyPlans.map((_, i) => `s.k${i} IS NULL`).join(" OR ");
+      await runPlanned(this.conn, `DELETE FROM ${table} AS t USING ${keys} WHERE (${anyNull}) AND ${match("IS NOT DISTINCT FROM")}`, bind);
+    }
+  }
+
+  /** This connection's staging table: the contract's columns, in contract order (made once). */
+  private async ensureStage(): Promise<void> {
+    if (this.stageReady) return;
+    const columns = this.plans.map((p, i) => `c${i} ${p.sqlType}`).join(", ");
+    await this.conn.run(`CREATE OR REPLACE TEMP TABLE ${STAGE_TABLE} (${columns})`);
+    this.stageReady = true;
   }
 
   /** The good rows as one document spelt from the rows. */
@@ -339,6 +366,9 @@ async function prepareStatements(
   }
   return s;
 }
+
+/** The DuckDB writer's staging table for GoodColumns (a temporary table: one per connection). */
+const STAGE_TABLE = "lakelogic_stage";
 
 /**
  * Run a statement that reads a table, prepared now so that DuckDB plans it with the table's

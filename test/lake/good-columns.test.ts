@@ -11,6 +11,8 @@ import { openLake, readTable } from "../../src/lake/index.js";
 import type { WriteRequest } from "../../src/lake/types.js";
 import { generateCorpus, parityContract } from "../engine/corpus.js";
 import { makeContract } from "../support/contract.js";
+
+type FieldInput = NonNullable<Parameters<typeof makeContract>[0]>["fields"] extends Array<infer F> | undefined ? F : never;
 import { tempDir } from "./helpers.js";
 
 const cleanups: Array<() => void> = [];
@@ -89,6 +91,31 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
     expect(viaColumns).toHaveLength(5);
   });
 
+  it("fill a table whose columns are not the contract's (a field dropped, one added) by name", async () => {
+    const fields = (last: FieldInput) => [{ name: "id", type: "integer" as const }, { name: "a", type: "string" as const }, last];
+    const v1 = withTarget(makeContract({ dataset: "gc_evolve", fields: fields({ name: "b", type: "double" }) }), "merge", ["id"]);
+    const v2 = withTarget(makeContract({ dataset: "gc_evolve", fields: fields({ name: "c", type: "timestamp" }) }), "merge", ["id"]);
+    const first = await engine.validate([{ id: 1, a: "x", b: 1.5 }, { id: 2, a: "y", b: 2.5 }], v1);
+    const second = await engine.validate([{ id: 2, a: "y2", c: "2024-05-01T10:00:00Z" }, { id: 3, a: "z", c: null }], v2);
+    expect(second.goodColumns).toBeDefined();
+    const tables: unknown[][] = [];
+    for (const columns of [true, false]) {
+      const targetPath = lakeDir("gc-evolve");
+      const w1 = await openLake(v1, { targetPath });
+      await w1.write({ batchId: 1, good: first.good, bad: [] });
+      await w1.close();
+      const w2 = await openLake(v2, { targetPath });
+      const request: WriteRequest = { batchId: 2, good: second.good, bad: [] };
+      if (columns) request.goodColumns = second.goodColumns;
+      expect((await w2.write(request)).goodWritten).toBe(2);
+      await w2.close();
+      tables.push(await readTable(v2, { targetPath }));
+    }
+    expect(tables[0]).toEqual(tables[1]);
+    const byId = Object.fromEntries((tables[0] as Array<{ id: number; a: string; c: unknown }>).map((r) => [r.id, [r.a, r.c]]));
+    expect(byId).toEqual({ 1: ["x", null], 2: ["y2", "2024-05-01T10:00:00.000Z"], 3: ["z", null] });
+  });
+
   it("the writer never builds the rows when the columns fit the table", async () => {
     const contract = withTarget(parityContract, "append");
     const r = await engine.validate(generateCorpus(200, 9), contract);
@@ -116,14 +143,16 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
       { name: "id", type: "integer" },
       { name: "name", type: "string" },
     ]);
-    expect(allowed?.chunks.map((c) => [c.getColumnValues(0), c.getColumnValues(1)])).toEqual([[[1n], ["a"]]]);
+    // …then the column for undeclared keys the table keeps under `allow`: NULL, since there are none.
+    expect(allowed?.extraColumn).toBe(true);
+    expect(allowed?.chunks.map((c) => c.getColumns())).toEqual([[[1n], ["a"], [null]]]);
     // An extra key travels with its row, which the columns cannot carry.
     expect((await engine.validate([{ id: 1, extra: true }], allow)).goodColumns).toBeUndefined();
     expect((await engine.validate([{ id: 1, extra: true }], makeContract({ fields, unknownFields: "drop" }))).goodColumns).toBeDefined();
     // No declared fields: rows are the records themselves.
     expect((await engine.validate([{ id: 1 }], makeContract({ fields: [] }))).goodColumns).toBeUndefined();
     // No text field to carry the batch's summary: the chunks stay in the engine, the rows do not.
-    const numeric = await engine.validate([{ id: 1 }, { id: 2 }, { id: "x" }], makeContract({ fields: [fields[0]!] }));
+    const numeric = await engine.validate([{ id: 1 }, { id: 2 }, { id: "x" }], makeContract({ fields: [fields[0]!], unknownFields: "drop" }));
     expect(numeric.goodColumns).toBeUndefined();
     expect(numeric.good).toEqual([{ id: 1 }, { id: 2 }]);
   });
