@@ -206,8 +206,13 @@ export function buildStatement(plan: Plan, options: { probe?: string; keys?: boo
   const pk = plan.primaryKeyCols?.map(quoteIdent);
   if (pk) {
     // Compared as the lake compares them (typed values; NULL parts match each other).
-    doc.push(`pkDistinct := count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE NOT ${BAD_COL})`);
-    doc.push(`pkNull := count_if(NOT ${BAD_COL} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`);
+    const pkNull = `count_if(NOT ${BAD_COL} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`;
+    // One column: count(DISTINCT) skips NULLs, and all NULL keys are one key (cheaper than row()).
+    const distinct =
+      pk.length === 1
+        ? `count(DISTINCT ${pk[0]}) FILTER (WHERE NOT ${BAD_COL}) + least(${pkNull}, 1)`
+        : `count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE NOT ${BAD_COL})`;
+    doc.push(`pkDistinct := ${distinct}`, `pkNull := ${pkNull}`);
   }
   // The merge's keys, as text that casts back to each key's type exactly (see GoodColumns.keys).
   const keyFields = options.keys ? plan.primaryKeyFields : undefined;
