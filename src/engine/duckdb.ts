@@ -42,7 +42,8 @@ export function toSql(e: Expr): string {
       }
       break;
     case "digit8":
-      return `((${toSql(e.e)} // ${8 ** e.pos}) % 8)`;
+      // Shift and mask: no division (and its zero check) per value; tag words are never negative.
+      return `((${toSql(e.e)} >> ${3 * e.pos}) & 7)`;
     case "matches":
       return `regexp_matches(${toSql(e.e)}, ${quoteString(e.pattern)})`;
     case "extract":
