@@ -104,8 +104,8 @@ export class DuckDBLakeWriter implements LakeWriter {
     // anything is written, and the transaction is a chain of DuckDB calls with nothing between
     // them (so it holds its locks briefly, and overlaps well with JS work elsewhere).
     const keyPlans = keyed ? this.keyPlans : undefined;
-    const direct = this.directGood(req, keyPlans);
-    const good = direct ? undefined : this.goodDocument(req, keyPlans);
+    const columns = this.fittingColumns(req, keyPlans);
+    const good = columns ? undefined : this.goodDocument(req, keyPlans);
     const quarantine = this.quarantineDocument(req);
     if (req.checkpoint && !this.checkpointTableReady) {
       await ensureCheckpointTable(conn);
@@ -124,8 +124,8 @@ export class DuckDBLakeWriter implements LakeWriter {
       }
       if (config.strategy === "overwrite") await s.truncate.run();
       let goodWritten = 0;
-      if (direct) {
-        goodWritten = await this.appendGood(direct);
+      if (columns) {
+        goodWritten = await this.appendGood(columns);
       } else if (good) {
         if (config.strategy === "merge") await this.deleteKeys(s, good);
         s.insert.bindVarchar(1, good.doc);
@@ -223,7 +223,7 @@ export class DuckDBLakeWriter implements LakeWriter {
   }
 
   /** The engine's GoodColumns, when they fit the table's contract (goodColumnsFit). */
-  private directGood(req: WriteRequest, keyPlans: readonly number[] | undefined): GoodColumns | undefined {
+  private fittingColumns(req: WriteRequest, keyPlans: readonly number[] | undefined): GoodColumns | undefined {
     const good = req.goodColumns;
     return good && good.count > 0 && goodColumnsFit(this.plans, good, keyPlans) ? good : undefined;
   }
@@ -240,6 +240,7 @@ export class DuckDBLakeWriter implements LakeWriter {
     const { conn, config, plans } = this;
     const table = quoteIdent(config.table);
     if (config.strategy === "merge") await this.deleteKeyText(good.keys!.doc!, good.keys!.someNull);
+    // The appender fills every column of its table, in order.
     const direct = this.tableColumns.length === plans.length && this.tableColumns.every((c, i) => c.plan === i);
     if (!direct) await this.ensureStage();
     const appender = direct ? await conn.createAppender(config.table) : await conn.createAppender(STAGE_TABLE, "main", "temp");
