@@ -9,6 +9,7 @@
  */
 import type { FieldSpec, FieldType } from "../contract/types.js";
 import { daysFromCivil, validYmd } from "../util/civil-time.js";
+import { wellFormedJson } from "../util/well-formed-json.js";
 
 /** Leading/trailing whitespace that non-string types ignore: ASCII space, tab, CR, LF only. */
 const WS = "[ \\t\\n\\r]*";
@@ -125,8 +126,9 @@ export function coerceValue(v: unknown, f: TypeLabelSource): Coerced {
   if (f.type === "json") {
     if (typeof v === "number" && !Number.isFinite(v)) return { ok: false };
     try {
+      // Lone surrogates become U+FFFD: the value is JSON that DuckDB (and the lake) can read.
       const t = JSON.stringify(v);
-      return t === undefined ? { ok: false } : { ok: true, value: JSON.parse(t) as unknown };
+      return t === undefined ? { ok: false } : { ok: true, value: JSON.parse(wellFormedJson(t)) as unknown };
     } catch {
       return { ok: false };
     }

@@ -12,6 +12,7 @@
  * (see encodeTimestamp).
  */
 import { canonicalIsoMicrosNumber } from "../util/civil-time.js";
+import { wellFormedJson } from "../util/well-formed-json.js";
 import { isWellFormed, numberText } from "./canonical.js";
 import type { Plan, PlanField } from "./plan.js";
 
@@ -158,7 +159,9 @@ function encodeJson(v: unknown): string | null {
     tag = TAG.invalid;
     return null;
   }
-  return json(v, TAG.json);
+  // A lone surrogate becomes U+FFFD, as the lake stores it: the value is JSON that DuckDB reads.
+  const text = json(v, TAG.json);
+  return text === null ? null : wellFormedJson(text);
 }
 
 /** Keys a plain object inherits: only these need an own-property check after a plain read. */

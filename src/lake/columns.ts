@@ -17,6 +17,7 @@ import type { GoodColumns, Row } from "../engine/types.js";
 import { EXTRA_COLUMN, RECORD_COLUMN, type LakeConfig } from "./config.js";
 import { LakeWriteError } from "./errors.js";
 import { toJsonText } from "./json.js";
+import { wellFormedJson } from "../util/well-formed-json.js";
 import { canonicalIsoMicrosNumber, daysFromCivil, digits, validYmd } from "../util/civil-time.js";
 
 /**
@@ -612,18 +613,6 @@ export function jsonDocument(value: unknown): string {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * JSON text DuckDB's JSON type accepts: JSON.stringify writes a lone surrogate as a `\udXXX`
- * escape (and only a lone one: pairs stay raw characters), which DuckDB refuses; each becomes
- * `\ufffd`, as lone surrogates in strings do. Escaped backslashes are skipped, so text that
- * merely reads "\ud800" stays as it is.
- */
-export function wellFormedJson(text: string): string {
-  return text.includes("\\ud") ? text.replace(ESCAPED_SURROGATE, (m) => (m === "\\\\" ? m : "\\ufffd")) : text;
-}
-
-const ESCAPED_SURROGATE = /\\\\|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
 
 function toWellFormed(s: string): string {
   return s.replace(LONE_SURROGATE, "\uFFFD");

@@ -12,13 +12,13 @@ import {
   planColumns,
   quoteIdent,
   quoteString,
-  wellFormedJson,
   type ColumnPlan,
   type PayloadBatch,
 } from "./columns.js";
 import { DUCKDB_FILE, type LakeConfig } from "./config.js";
 import { DuckDBTargetCheckpointStore, ensureCheckpointTable, loadCheckpoint, upsertCheckpoint } from "./duckdb-checkpoint.js";
 import { acquireDatabase, type Database } from "./duckdb-db.js";
+import { wellFormedJson } from "../util/well-formed-json.js";
 import { LakeWriteError } from "./errors.js";
 import { bytesToBase64, safeJsonText } from "./json.js";
 import { QUARANTINE_COLUMNS, quarantineIds } from "./quarantine.js";

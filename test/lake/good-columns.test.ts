@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Contract } from "../../src/contract/types.js";
 import { createEngine } from "../../src/engine/index.js";
-import type { Engine, ValidationResult } from "../../src/engine/types.js";
+import type { Engine, GoodColumns, ValidationResult } from "../../src/engine/types.js";
 import { openLake, readTable } from "../../src/lake/index.js";
+import { DuckDBDataChunk, VARCHAR } from "../../src/util/duckdb.js";
 import type { WriteRequest } from "../../src/lake/types.js";
 import { generateCorpus, parityContract } from "../engine/corpus.js";
 import { makeContract } from "../support/contract.js";
@@ -114,6 +115,52 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
     expect(tables[0]).toEqual(tables[1]);
     const byId = Object.fromEntries((tables[0] as Array<{ id: number; a: string; c: unknown }>).map((r) => [r.id, [r.a, r.c]]));
     expect(byId).toEqual({ 1: ["x", null], 2: ["y2", "2024-05-01T10:00:00.000Z"], 3: ["z", null] });
+  });
+
+  it("json values with a lone surrogate are stored as the rows store them (U+FFFD), as JSON DuckDB reads", async () => {
+    const contract = withTarget(
+      makeContract({ dataset: "gc_surrogate", fields: [{ name: "id", type: "integer" }, { name: "doc", type: "json" }] }),
+      "append",
+    );
+    const r = await engine.validate([{ id: 1, doc: { k: "a\ud800b" } }, { id: 2, doc: "\udc00" }], contract);
+    const viaColumns = await store(contract, [r], true);
+    expect(viaColumns).toEqual(await store(contract, [r], false));
+    expect(viaColumns).toEqual([{ id: 1, doc: { k: "a\ufffdb" } }, { id: 2, doc: "\ufffd" }]);
+  });
+
+  it("a batch whose chunks fail to append leaves the table as it was, and the next batch is written", async () => {
+    const contract = withTarget(
+      makeContract({ dataset: "gc_fail", fields: [{ name: "id", type: "integer" }, { name: "doc", type: "json" }] }),
+      "merge",
+      ["id"],
+    );
+    const targetPath = lakeDir("gc-fail");
+    const writer = await openLake(contract, { targetPath });
+    const first = await engine.validate([{ id: 1, doc: { a: 1 } }], contract);
+    await writer.write({ batchId: 1, good: first.good, bad: [], goodColumns: first.goodColumns! });
+    // Hand-made columns whose ids are text: the second chunk's does not cast to BIGINT, so the
+    // append fails after the merge deleted id 1 and the first chunk went in; the transaction
+    // must take both back.
+    const chunk = (ids: string[], docs: string[]) => {
+      const c = DuckDBDataChunk.create([VARCHAR, VARCHAR], ids.length);
+      c.setColumnValues(0, ids);
+      c.setColumnValues(1, docs);
+      return c;
+    };
+    const broken: GoodColumns = {
+      count: 3,
+      fields: first.goodColumns!.fields,
+      extraColumn: false,
+      chunks: [chunk(["1", "2"], ['{"a":2}', "[]"]), chunk(["three"], ["{}"])],
+      keys: { fields: ["id"], unique: true, someNull: false, doc: '{"k0":["1","2","3"]}' },
+    };
+    await expect(writer.write({ batchId: 2, good: [], bad: [], goodColumns: broken })).rejects.toThrow(/batch 2 was not written/);
+    expect(await readTable(contract, { targetPath })).toEqual([{ id: 1, doc: { a: 1 } }]);
+    const third = await engine.validate([{ id: 1, doc: [1] }, { id: 4, doc: "x" }], contract);
+    await writer.write({ batchId: 2, good: third.good, bad: [], goodColumns: third.goodColumns! });
+    await writer.close();
+    const rows = (await readTable(contract, { targetPath })) as Array<{ id: number }>;
+    expect(rows.sort((a, b) => a.id - b.id)).toEqual([{ id: 1, doc: [1] }, { id: 4, doc: "x" }]);
   });
 
   it("the writer never builds the rows when the columns fit the table", async () => {
