@@ -3,8 +3,8 @@
  * one JSON array of tagged text per column (see encode.ts) — that DuckDB unnests into
  * rows. Coercion, rules, flags, counts and dataset measures are one prepared SELECT per
  * contract. It returns the good rows as typed columns, read as DuckDB data chunks that the
- * DuckDB lake appends as they are (GoodColumns), and then one row whose last column is a JSON
- * document with the bad rows' failed checks and the aggregates.
+ * DuckDB lake appends as they are (GoodColumns), and then one summary row: a JSON document with
+ * the bad rows' failed checks and the aggregates, in a text column (summaryColumn).
  *
  * Measured on 10k rows × 8 columns: binding one JSON string and unnesting it costs about
  * 4 ms, a DataChunk appender into a temp table about 24 ms (one native call per string),
