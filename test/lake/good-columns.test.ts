@@ -1,20 +1,20 @@
 /**
  * The DuckDB engine hands good rows to the lake as GoodColumns (DuckDB data chunks of typed
- * columns) and the DuckDB writer appends those chunks as they are. Whatever path a batch takes, the table must
- * hold exactly what writing the row objects holds.
+ * columns) and the DuckDB writer appends those chunks as they are. Whatever path a batch takes,
+ * the table must hold exactly what writing the row objects holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Contract } from "../../src/contract/types.js";
 import { createEngine } from "../../src/engine/index.js";
 import type { Engine, GoodColumns, ValidationResult } from "../../src/engine/types.js";
 import { openLake, readTable } from "../../src/lake/index.js";
-import { DuckDBDataChunk, VARCHAR } from "../../src/util/duckdb.js";
 import type { WriteRequest } from "../../src/lake/types.js";
+import { DuckDBDataChunk, VARCHAR } from "../../src/util/duckdb.js";
 import { generateCorpus, parityContract } from "../engine/corpus.js";
 import { makeContract } from "../support/contract.js";
-
-type FieldInput = NonNullable<Parameters<typeof makeContract>[0]>["fields"] extends Array<infer F> | undefined ? F : never;
 import { tempDir } from "./helpers.js";
+
+type FieldInput = NonNullable<NonNullable<Parameters<typeof makeContract>[0]>["fields"]>[number];
 
 const cleanups: Array<() => void> = [];
 let engine: Engine;
