@@ -5,6 +5,7 @@ import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointStore } from "../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import type { GoodColumns } from "../engine/types.js";
+import { wellFormedJson } from "../util/well-formed-json.js";
 import {
   goodColumnsFit,
   jsonDocument,
@@ -18,7 +19,6 @@ import {
 import { DUCKDB_FILE, type LakeConfig } from "./config.js";
 import { DuckDBTargetCheckpointStore, ensureCheckpointTable, loadCheckpoint, upsertCheckpoint } from "./duckdb-checkpoint.js";
 import { acquireDatabase, type Database } from "./duckdb-db.js";
-import { wellFormedJson } from "../util/well-formed-json.js";
 import { LakeWriteError } from "./errors.js";
 import { bytesToBase64, safeJsonText } from "./json.js";
 import { QUARANTINE_COLUMNS, quarantineIds } from "./quarantine.js";
@@ -125,9 +125,9 @@ export class DuckDBLakeWriter implements LakeWriter {
       if (config.strategy === "overwrite") await s.truncate.run();
       let goodWritten = 0;
       if (columns) {
-        goodWritten = await this.appendGood(columns);
+        goodWritten = await this.appendGood(s, columns);
       } else if (good) {
-        if (config.strategy === "merge") await this.deleteKeys(s, good);
+        if (config.strategy === "merge") await this.deleteKeys(s.deleteKeys!.rows, good.keysDoc!, good.nullKey);
         s.insert.bindVarchar(1, good.doc);
         goodWritten = (await s.insert.run()).rowsChanged;
       }
@@ -210,16 +210,15 @@ export class DuckDBLakeWriter implements LakeWriter {
   }
 
   /**
-   * Delete the rows whose key is in the batch. Keys compare with `=`, which lets DuckDB push the
-   * batch's key range into the scan and skip row groups outside it (IS NOT DISTINCT FROM reads
-   * every row); only a batch with a NULL key part also runs the NULL-matching form, for those
-   * rows.
+   * Delete the rows whose key is in the batch's keys document. Keys compare with `=`, which lets
+   * DuckDB push the batch's key range into the scan and skip row groups outside it (IS NOT
+   * DISTINCT FROM reads every row); only a batch with a NULL key part also runs the
+   * NULL-matching form, for those rows.
    */
-  private async deleteKeys(s: Statements, good: PayloadBatch): Promise<void> {
-    const { deleteKeysSql, deleteNullKeysSql } = s;
-    const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, good.keysDoc!);
-    await runPlanned(this.conn, deleteKeysSql!, bind);
-    if (good.nullKey) await runPlanned(this.conn, deleteNullKeysSql!, bind);
+  private async deleteKeys(del: KeyDelete, doc: string, someNull: boolean): Promise<void> {
+    const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, doc);
+    await runPlanned(this.conn, del.sql, bind);
+    if (someNull) await runPlanned(this.conn, del.nullSql, bind);
   }
 
   /** The engine's GoodColumns, when they fit the table's contract (goodColumnsFit). */
@@ -236,10 +235,9 @@ export class DuckDBLakeWriter implements LakeWriter {
    * which one INSERT fills the table's columns by name. The appender joins the open transaction,
    * so a rollback takes its rows back too.
    */
-  private async appendGood(good: GoodColumns): Promise<number> {
+  private async appendGood(s: Statements, good: GoodColumns): Promise<number> {
     const { conn, config, plans } = this;
-    const table = quoteIdent(config.table);
-    if (config.strategy === "merge") await this.deleteKeyText(good.keys!.doc!, good.keys!.someNull);
+    if (config.strategy === "merge") await this.deleteKeys(s.deleteKeys!.text, good.keys!.doc!, good.keys!.someNull);
     // The appender fills every column of its table, in order.
     const direct = this.tableColumns.length === plans.length && this.tableColumns.every((c, i) => c.plan === i);
     if (!direct) await this.ensureStage();
@@ -250,33 +248,9 @@ export class DuckDBLakeWriter implements LakeWriter {
       appender.closeSync();
     }
     if (direct) return good.count;
-    const filled = this.tableColumns.filter((c) => c.plan >= 0);
-    const stage = `temp.main.${STAGE_TABLE}`;
-    const written = await runPlanned(
-      conn,
-      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM ${stage}`,
-      () => undefined,
-    );
-    await conn.run(`DELETE FROM ${stage}`);
+    const written = await runPlanned(conn, s.insertFromStage, () => undefined);
+    await conn.run(`DELETE FROM ${STAGE}`);
     return written;
-  }
-
-  /** Delete the rows whose key is in `doc` (GoodColumns.keys.doc: each key part as text). */
-  private async deleteKeyText(doc: string, someNull: boolean): Promise<void> {
-    const { plans, keyPlans } = this;
-    const table = quoteIdent(this.config.table);
-    const struct = `{${keyPlans.map((_, i) => `"k${i}":["VARCHAR"]`).join(",")}}`;
-    const keys =
-      `(SELECT ${keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
-      `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
-    const match = (op: string) =>
-      keyPlans.map((p, i) => `t.${quoteIdent(plans[p]!.name)} ${op} CAST(s.k${i} AS ${plans[p]!.sqlType})`).join(" AND ");
-    const bind = (p: DuckDBPreparedStatement) => p.bindVarchar(1, doc);
-    await runPlanned(this.conn, `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`, bind);
-    if (someNull) {
-      const anyNull = keyPlans.map((_, i) => `s.k${i} IS NULL`).join(" OR ");
-      await runPlanned(this.conn, `DELETE FROM ${table} AS t USING ${keys} WHERE (${anyNull}) AND ${match("IS NOT DISTINCT FROM")}`, bind);
-    }
   }
 
   /** This connection's staging table: the contract's columns, in contract order (made once). */
@@ -287,8 +261,9 @@ export class DuckDBLakeWriter implements LakeWriter {
     this.stageReady = true;
   }
 
-  /** The good rows as one document spelt from the rows. */
+  /** The good rows as one document spelt from the rows (none to spell when GoodColumns say so). */
   private goodDocument(req: WriteRequest, keyPlans: readonly number[] | undefined): PayloadBatch | undefined {
+    if (req.goodColumns?.count === 0) return undefined;
     return req.good.length > 0 ? payloadBatch(this.plans, req.good, keyPlans) : undefined;
   }
 
@@ -319,9 +294,10 @@ interface Statements {
   truncate: DuckDBPreparedStatement;
   /** $1 the batch document (spelt from the rows): insert its rows. */
   insert: DuckDBPreparedStatement;
-  /** $1 the keys document (merge). */
-  deleteKeysSql?: string;
-  deleteNullKeysSql?: string;
+  /** Fill the table from the staging table (GoodColumns for a table that is not the contract's layout). */
+  insertFromStage: string;
+  /** Merge: delete by a keys document spelt from the rows (PayloadBatch.keysDoc) or by the engine (GoodColumns.keys.doc). */
+  deleteKeys?: { rows: KeyDelete; text: KeyDelete };
   /** Insert the quarantine rows, looking up their ids among the stored rows `Lookup` says. */
   quarantineSql?: Record<Lookup, string>;
 }
@@ -331,6 +307,12 @@ interface Statements {
  * the rows no stream owns (stream_key NULL), or none.
  */
 type Lookup = "all" | "unowned" | "none";
+
+/** $1 a keys document: delete the table's rows with those keys (`nullSql`: the keys with a NULL part). */
+interface KeyDelete {
+  sql: string;
+  nullSql: string;
+}
 
 async function prepareStatements(
   conn: DuckDBConnection,
@@ -343,19 +325,32 @@ async function prepareStatements(
   // Table columns the contract fills; the others (fields since dropped) default to NULL.
   const filled = tableColumns.filter((c) => c.plan >= 0);
   const select = (which: readonly number[]) => documentSelect(plans, which);
+  const insertFrom = (source: string) =>
+    `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM ${source}`;
   const s: Statements = {
     truncate: await conn.prepare(`DELETE FROM ${table}`),
-    insert: await conn.prepare(
-      `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) ` +
-        `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM (${select(plans.map((_, i) => i))})`,
-    ),
+    insert: await conn.prepare(insertFrom(`(${select(plans.map((_, i) => i))})`)),
+    insertFromStage: insertFrom(STAGE),
   };
   if (config.strategy === "merge") {
-    const keys = `(${select(keyPlans)}) AS s`;
-    const match = (op: string) => keyPlans.map((p) => `t.${quoteIdent(plans[p]!.name)} ${op} s.c${p}`).join(" AND ");
-    s.deleteKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`;
-    const someNull = keyPlans.map((p) => `s.c${p} IS NULL`).join(" OR ");
-    s.deleteNullKeysSql = `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`;
+    /** Keys `s` from a document; `key(p, i)`: key plan p's (the i-th key part's) value there, in the column's type. */
+    const keyDelete = (keys: string, key: (p: number, i: number) => string): KeyDelete => {
+      const match = (op: string) => keyPlans.map((p, i) => `t.${quoteIdent(plans[p]!.name)} ${op} ${key(p, i)}`).join(" AND ");
+      const someNull = keyPlans.map((p, i) => `${key(p, i)} IS NULL`).join(" OR ");
+      return {
+        sql: `DELETE FROM ${table} AS t USING ${keys} WHERE ${match("=")}`,
+        nullSql: `DELETE FROM ${table} AS t USING ${keys} WHERE (${someNull}) AND ${match("IS NOT DISTINCT FROM")}`,
+      };
+    };
+    // The engine's keys document: one list per key part, DuckDB's text of each value.
+    const struct = `{${keyPlans.map((_, i) => `"k${i}":["VARCHAR"]`).join(",")}}`;
+    const textKeys =
+      `(SELECT ${keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
+      `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
+    s.deleteKeys = {
+      rows: keyDelete(`(${select(keyPlans)}) AS s`, (p) => `s.c${p}`),
+      text: keyDelete(textKeys, (p, i) => `CAST(s.k${i} AS ${plans[p]!.sqlType})`),
+    };
   }
   if (config.quarantine.enabled) {
     const target = config.quarantine.target;
@@ -370,6 +365,7 @@ async function prepareStatements(
 
 /** The DuckDB writer's staging table for GoodColumns (a temporary table: one per connection). */
 const STAGE_TABLE = "lakelogic_stage";
+const STAGE = `temp.main.${STAGE_TABLE}`;
 
 /**
  * Run a statement that reads a table, prepared now so that DuckDB plans it with the table's
