@@ -7,11 +7,12 @@
  *   npx tsx bench/validate.ts --engine duckdb       # one engine
  *   npx tsx bench/validate.ts --rows 200000 --no-write
  *   npx tsx bench/validate.ts --sequential          # write each batch before validating the next
+ *   npx tsx bench/validate.ts --read-ahead 1        # validate one batch (not two) while one is written
  *
  * Prints one JSON line per engine: {engine, rows, seconds, rowsPerSec, peakRssMb, …}.
- * `seconds` covers validation plus the write, overlapped as StreamSink overlaps them (batch N+1
- * is validated while batch N is written); generating the events is not timed: they are made
- * ten batches at a time between timed spans.
+ * `seconds` covers validation plus the write, overlapped as StreamSink overlaps them (batches
+ * N+1 and N+2 are validated while batch N is written: its default `readAhead` of 2); generating
+ * the events is not timed: they are made ten batches at a time between timed spans.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -32,10 +33,12 @@ interface Options {
   write: boolean;
   /** Write each batch before validating the next (no overlap). */
   sequential: boolean;
+  /** Batches validated while one is written (StreamSink's `readAhead`). */
+  readAhead: number;
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { rows: 1_000_000, batch: 10_000, write: true, sequential: false };
+  const opts: Options = { rows: 1_000_000, batch: 10_000, write: true, sequential: false, readAhead: 2 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = (): string => {
@@ -48,8 +51,10 @@ function parseArgs(argv: string[]): Options {
     else if (a === "--batch") opts.batch = Number(next());
     else if (a === "--no-write") opts.write = false;
     else if (a === "--sequential") opts.sequential = true;
+    else if (a === "--read-ahead") opts.readAhead = Number(next());
     else throw new Error(`unknown argument ${a}`);
   }
+  if (!Number.isInteger(opts.readAhead) || opts.readAhead < 1) throw new Error("--read-ahead needs a whole number >= 1");
   return opts;
 }
 
@@ -177,10 +182,22 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
       const t0 = performance.now();
       // As StreamSink does: batch N+1 is validated while batch N is written; writes in order.
       let writing: Promise<void> | undefined;
-      for (const { start, records } of batches) {
+      // As StreamSink's readAhead: up to that many batches are validated while one is written.
+      const inFlight: Array<Promise<Awaited<ReturnType<typeof engine.validate>>>> = [];
+      let issued = 0;
+      const issue = (): void => {
+        const b = batches[issued++]!;
         const v0 = performance.now();
-        const result = await engine.validate(records, benchContract);
-        validateMs += performance.now() - v0;
+        inFlight.push(
+          engine.validate(b.records, benchContract).then((r) => {
+            validateMs += performance.now() - v0;
+            return r;
+          }),
+        );
+      };
+      for (const { start } of batches) {
+        while (issued < batches.length && inFlight.length < (opts.sequential ? 1 : opts.readAhead)) issue();
+        const result = await inFlight.shift()!;
         good += result.goodCount;
         bad += result.bad.length;
         if (!writer) continue;
@@ -226,6 +243,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
     batchSize: opts.batch,
     write: writer ? "duckdb-merge" : "none",
     overlap: writer !== undefined && !opts.sequential,
+    readAhead: opts.sequential ? 0 : opts.readAhead,
     // CPU time of this process over the same spans (all threads): on a busy machine wall time
     // overstates cost, and cpuSeconds / seconds shows how much ran in parallel.
     cpuSeconds: Number((cpuMicros / 1e6).toFixed(3)),

@@ -301,19 +301,33 @@ export class DuckDBEngine implements Engine {
 
   validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
     if (this.closed) return Promise.reject(new Error("engine is closed"));
-    // One connection, one statement per contract: batches run one after another.
-    const run = this.queue.then(() => this.validateNow(records, contract));
+    // The JavaScript pass starts at once; only the statement waits for the connection. A caller
+    // that asks for the next batch before this one is done gets its encoding done while this
+    // batch's statement runs on DuckDB's thread.
+    const input = this.compile(contract).then(async (c) => {
+      // In slices: a lake write in flight continues between them (see encodeBatchInSlices).
+      const enc = await encodeBatchInSlices(records, c.plan, SLICE_ROWS, pause);
+      const payload = enc.n === 0 ? undefined : await batchPayload(c.plan, enc, pause);
+      return { c, enc, payload };
+    });
+    // Batches run their statements one after another, in the order they were asked for.
+    return this.onConnection(async () => {
+      const { c, enc, payload } = await input;
+      return this.execute(records, c, enc, payload);
+    });
+  }
+
+  /** Runs `f` when the connection is free: one statement at a time, in call order. */
+  private onConnection<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(f);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async validateNow(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
-    const c = await this.compile(contract);
+  private async execute(records: readonly unknown[], c: Compiled, enc: EncodedBatch, payload: string | undefined): Promise<ValidationResult> {
     const plan = c.plan;
-    // In slices: a lake write in flight continues between them (see encodeBatchInSlices).
-    const enc = await encodeBatchInSlices(records, plan, SLICE_ROWS, pause);
-    if (enc.n === 0) return assemble(records, plan, enc, emptyOutput(plan));
-    c.stmt.bindVarchar(1, await batchPayload(plan, enc, pause));
+    if (payload === undefined) return assemble(records, plan, enc, emptyOutput(plan));
+    c.stmt.bindVarchar(1, payload);
     const chunks = await (await c.stmt.run()).fetchAllChunks();
     // The last row carries the summary; the rows before it are the good rows.
     const last = chunks[chunks.length - 1];
@@ -353,7 +367,8 @@ export class DuckDBEngine implements Engine {
       if (this.compiled.size >= MAX_COMPILED) {
         const [oldest, evicted] = this.compiled.entries().next().value as [Contract, Promise<Compiled>];
         this.compiled.delete(oldest);
-        void evicted.then((e) => e.stmt.destroySync(), () => undefined);
+        // After the statements already queued: a batch asked for earlier may still use it.
+        void evicted.then((e) => this.onConnection(async () => e.stmt.destroySync()), () => undefined);
       }
       c = this.prepare(contract);
       this.compiled.set(contract, c);
@@ -362,20 +377,23 @@ export class DuckDBEngine implements Engine {
     return c;
   }
 
-  private async prepare(contract: Contract): Promise<Compiled> {
-    const plan = compilePlan(contract, { allStringText: true });
-    const dry = await batchPayload(plan, dryRunBatch(plan));
-    let stmt: DuckDBPreparedStatement | undefined;
-    try {
-      stmt = await this.conn.prepare(buildStatement(plan, { keys: keyedTarget(contract) }));
-      // Some errors (a literal that does not convert, a bad regex) only show when rows flow.
-      stmt.bindVarchar(1, dry);
-      await stmt.run();
-      return { plan, stmt };
-    } catch (err) {
-      stmt?.destroySync();
-      throw await this.diagnose(plan, dry, err);
-    }
+  /** Not async: its statement must take its place on the connection before the caller's batch does. */
+  private prepare(contract: Contract): Promise<Compiled> {
+    return this.onConnection(async () => {
+      const plan = compilePlan(contract, { allStringText: true });
+      const dry = await batchPayload(plan, dryRunBatch(plan));
+      let stmt: DuckDBPreparedStatement | undefined;
+      try {
+        stmt = await this.conn.prepare(buildStatement(plan, { keys: keyedTarget(contract) }));
+        // Some errors (a literal that does not convert, a bad regex) only show when rows flow.
+        stmt.bindVarchar(1, dry);
+        await stmt.run();
+        return { plan, stmt };
+      } catch (err) {
+        stmt?.destroySync();
+        throw await this.diagnose(plan, dry, err);
+      }
+    });
   }
 
   /** Find the rule that breaks the statement, if one does on its own. */

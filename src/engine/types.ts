@@ -91,6 +91,10 @@ export type EngineName = "duckdb" | "polars";
 
 export interface Engine {
   readonly name: EngineName;
+  /**
+   * May be called again before an earlier call has settled (StreamSink validates ahead); each
+   * call resolves to its own batch's result.
+   */
   validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult>;
   close(): Promise<void>;
 }

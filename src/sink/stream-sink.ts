@@ -12,6 +12,7 @@ import type { DatasetRuleResult, Engine, EngineName, RuleCount } from "../engine
 import { ConfigError, LakeLogicError } from "../errors.js";
 import { toSource, type SourceInput } from "../sources/index.js";
 import type { AckSource, CursorSource, RunMode, SourceLag, SourceRecord } from "../sources/types.js";
+import { memoryProfile } from "../util/memory-profile.js";
 import { openCheckpoint, type CheckpointOption } from "./checkpoint-option.js";
 import { openLakeFor } from "./lake-option.js";
 
@@ -44,6 +45,12 @@ export interface StreamSinkOptions {
   handleSignals?: boolean;
   /** Identifies this writer in checkpoint records. Default `sink:<host>:<pid>:<random>`. */
   writerId?: string;
+  /**
+   * Batches read and validated while the one before is written and committed. Default 2
+   * (1 under `LAKELOGIC_MEMORY_PROFILE=lean`): more overlap, one more batch held in memory.
+   * Queue sources (ack) handle one batch at a time whatever this says.
+   */
+  readAhead?: number;
   /** @internal test hooks (crash tests pause between write and commit). */
   hooks?: CommitHooks;
 }
@@ -104,7 +111,7 @@ export class StreamRunError extends LakeLogicError {
   }
 }
 
-const DEFAULTS = { batchSize: 1000, maxBatchBytes: 16 * 1024 * 1024, maxWaitMs: 1000 };
+const DEFAULTS = { batchSize: 1000, maxBatchBytes: 16 * 1024 * 1024, maxWaitMs: 1000, readAhead: 2 };
 
 /**
  * The in-process runtime: fetch → validate → write → commit, in a loop, with the cursor
@@ -114,6 +121,7 @@ export class StreamSink {
   private readonly batchSize: number;
   private readonly maxBatchBytes: number;
   private readonly maxWaitMs: number;
+  private readonly readAhead: number;
 
   constructor(
     private readonly contractInput: string | Contract | Record<string, unknown>,
@@ -123,6 +131,7 @@ export class StreamSink {
     this.batchSize = positiveInt("batchSize", options.batchSize ?? DEFAULTS.batchSize);
     this.maxBatchBytes = positiveInt("maxBatchBytes", options.maxBatchBytes ?? DEFAULTS.maxBatchBytes);
     this.maxWaitMs = positiveInt("maxWaitMs", options.maxWaitMs ?? DEFAULTS.maxWaitMs);
+    this.readAhead = positiveInt("readAhead", options.readAhead ?? (memoryProfile() === "lean" ? 1 : DEFAULTS.readAhead));
     if (sourceInput === undefined || sourceInput === null) {
       throw new ConfigError("source", "expected a source, a connector with stream(), or an iterable; got nothing");
     }
@@ -239,15 +248,16 @@ export class StreamSink {
       source.read({ mode: loop.mode, signal: loop.stop })[Symbol.asyncIterator](),
       () => source.currentCursor(),
     );
-    // Batch N+1 is read and validated while batch N is written and committed: validation runs on
-    // the engine, the write on the lake, so the two overlap. Writes stay one at a time and in
-    // order, and a batch is written only after the previous one committed, so every cursor is
-    // still committed after its own rows and those before it (I1). At most two batches are held.
-    let writing: Promise<void> | undefined;
+    // Reading and validation run ahead of the write: while batch N is written and committed,
+    // up to `readAhead` later batches are read and validated (the engine encodes one while the
+    // statement of the one before runs on DuckDB's thread). Each batch's write is chained onto
+    // the one before, so writes stay one at a time and in order, a batch is written only after
+    // the previous one committed, and nothing is written after a failure: every cursor is still
+    // committed after its own rows and those before it (I1). At most readAhead + 1 batches are held.
+    const pending: Array<Promise<void>> = []; // each read batch's write + commit, oldest first
+    let tail: Promise<void> = Promise.resolve();
     const settle = async (): Promise<void> => {
-      const w = writing;
-      writing = undefined;
-      await w;
+      while (pending.length > 0) await pending.shift();
     };
     // A failed write cuts the batch being read (a quiet source could otherwise keep it waiting).
     const writeFailed = new AbortController();
@@ -256,6 +266,7 @@ export class StreamSink {
       let batches = 0;
       let lastCursor = loop.committedCursor();
       while (true) {
+        while (pending.length > this.readAhead) await pending.shift(); // throws a write's error
         const batch = await collector.next(this.limits(), cutSignal);
         if (writeFailed.signal.aborted) await settle(); // throws the write's error
         // An empty batch is committed only when it moves the cursor: the end of an iterable marks
@@ -264,15 +275,16 @@ export class StreamSink {
           batch.records.length > 0 || (batch.cursor !== undefined && encodeCursor(batch.cursor) !== encodeCursor(lastCursor));
         if (moves) {
           const started = Date.now();
-          const validated = await loop.validate(batch.records);
-          await settle();
-          writing = (async () => {
-            const report = await loop.write(batch.cursor, validated, batch.cut, endCursor, started);
+          const validated = loop.validate(batch.records);
+          validated.catch(() => undefined); // thrown where the chain reaches it
+          tail = tail.then(async () => {
+            const report = await loop.write(batch.cursor, await validated, batch.cut, endCursor, started);
             await source.committed?.(report.cursor);
             await loop.onCommitted(report);
-          })();
-          // Observed now, thrown by settle(): a failed write must not count as unhandled meanwhile.
-          writing.catch(() => writeFailed.abort());
+          });
+          // Observed now, thrown by settle(): a failure must not count as unhandled meanwhile.
+          tail.catch(() => writeFailed.abort());
+          pending.push(tail);
           if (batch.cursor !== undefined) lastCursor = batch.cursor;
           batches++;
         }
@@ -281,8 +293,8 @@ export class StreamSink {
         if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return await settle().then(() => "max-batches" as const);
       }
     } finally {
-      // Leaving on an error: let a write in flight finish before the resources close.
-      await settle().catch(() => undefined);
+      // Leaving on an error: let the writes in flight finish before the resources close.
+      await Promise.allSettled(pending);
       await collector.close();
     }
   }

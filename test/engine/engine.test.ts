@@ -65,6 +65,40 @@ describe("createEngine", () => {
   });
 });
 
+describe("batches asked for before the previous one is done", () => {
+  it("each gets its own result, the same as one at a time, on both engines — from the first call of a contract on", async () => {
+    const contract = () =>
+      makeContract({
+        fields: [
+          { name: "n", type: "integer" },
+          { name: "s", type: "string" },
+        ],
+        rowRules: [{ kind: "range", field: "n", min: 0 }, { kind: "not_null", field: "s" }],
+      });
+    const batch = (k: number) => Array.from({ length: 3000 + k * 500 }, (_, i) => ({ n: (i % 7) - k, s: i % 11 === k ? null : `r${k}-${i}` }));
+    const batches = [0, 1, 2, 3, 4].map(batch);
+    for (const name of ["duckdb", "polars"] as const) {
+      const one = await createEngine(name);
+      const c1 = contract();
+      const expected = [];
+      for (const b of batches) expected.push(await one.validate(b, c1));
+      await one.close();
+      // A fresh engine and contract: the first calls also race the contract's compilation.
+      const many = await createEngine(name);
+      const c2 = contract();
+      const got = await Promise.all(batches.map((b) => many.validate(b, c2)));
+      await many.close();
+      got.forEach((r, i) => {
+        expect(r.goodCount, `${name} batch ${i}`).toBe(expected[i]!.goodCount);
+        expect(r.good, `${name} batch ${i}`).toEqual(expected[i]!.good);
+        expect(r.bad.map((b) => [b.index, b.errors.map((e) => e.ruleId)])).toEqual(
+          expected[i]!.bad.map((b) => [b.index, b.errors.map((e) => e.ruleId)]),
+        );
+      });
+    }
+  });
+});
+
 describe("composite conversions", () => {
   const texts = [
     ...EDGE_VALUES.filter((v): v is string => typeof v === "string"),

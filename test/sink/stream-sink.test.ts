@@ -39,9 +39,11 @@ function expectedSplit(n: number) {
 }
 
 describe("StreamSink options", () => {
-  it("rejects a bad mode and a batch size below 1, naming the option", async () => {
+  it("rejects a bad mode, a batch size or read-ahead below 1, naming the option", async () => {
     expect(() => new StreamSink(CONTRACT, [], { batchSize: 0 })).toThrow(ConfigError);
     expect(() => new StreamSink(CONTRACT, [], { batchSize: 0 })).toThrow(/batchSize: expected a whole number >= 1/);
+    expect(() => new StreamSink(CONTRACT, [], { readAhead: 0 })).toThrow(/readAhead: expected a whole number >= 1; got 0/);
+    expect(() => new StreamSink(CONTRACT, [], { readAhead: 1.5 })).toThrow(ConfigError);
     const sink = new StreamSink(CONTRACT, [], { checkpoint: "memory", targetPath: lakeDir() });
     await expect(sink.run("sometimes" as never)).rejects.toThrow(/mode: expected one of available_now, continuous/);
   });
@@ -229,6 +231,69 @@ describe("StreamSink runs", () => {
     // Batch N+1 (records from 100N) was validated before batch N committed.
     const overlapped = commits.filter((n) => n < 10 && events.indexOf(`validate ${n * 100}`) < events.indexOf(`commit ${n}`));
     expect(overlapped.length).toBeGreaterThan(0);
+  });
+
+  it("validates up to readAhead batches ahead of the one being written, never more", async () => {
+    const contract = await loadContract(CONTRACT);
+    const engine = await createEngine("duckdb");
+    for (const readAhead of [1, 2, 3]) {
+      let validating = 0; // asked for, not yet committed
+      let most = 0;
+      const observed: Engine = {
+        name: engine.name,
+        validate: (records, c) => {
+          most = Math.max(most, ++validating);
+          return engine.validate(records, c);
+        },
+        close: async () => undefined,
+      };
+      const summary = await new StreamSink(contract, new IterableSource(() => orderEvents(2000), { replayable: true }), {
+        targetPath: lakeDir(),
+        engine: observed,
+        checkpoint: "memory",
+        batchSize: 100,
+        readAhead,
+        onBatch: () => {
+          validating--;
+        },
+      }).run("available_now");
+      expect(summary).toMatchObject({ batches: 21, sourceCount: 2000 });
+      // Fed as fast as it is read, the pipeline fills up to its bound: readAhead + the one written.
+      expect(most).toBe(readAhead + 1);
+    }
+    await engine.close();
+  });
+
+  it("commits the batches before one whose validation fails, and nothing after it", async () => {
+    const target = lakeDir();
+    const contract = await loadContract(CONTRACT);
+    const engine = await createEngine("duckdb");
+    const failing: Engine = {
+      name: engine.name,
+      validate: async (records, c) => {
+        if ((records[0] as { order_id: number }).order_id === 300) throw new Error("engine lost its mind");
+        return engine.validate(records, c);
+      },
+      close: async () => undefined,
+    };
+    const inner = new MemoryCheckpointStore();
+    const err = await new StreamSink(contract, new IterableSource(() => orderEvents(1000), { replayable: true }), {
+      targetPath: target,
+      engine: failing,
+      checkpoint: inner,
+      batchSize: 100,
+      readAhead: 3,
+    })
+      .run("available_now")
+      .catch((e: unknown) => e);
+    await engine.close();
+    expect(err).toBeInstanceOf(StreamRunError);
+    expect((err as StreamRunError).message).toMatch(/engine lost its mind/);
+    // Batches 1-3 (records 0-299) were committed; the batches read after the failed one were not written.
+    expect((err as StreamRunError).summary).toMatchObject({ batches: 3, sourceCount: 300 });
+    expect((await inner.load("stream::orders"))?.totals.sourceCount).toBe(300);
+    const counts = await lakeCounts(target);
+    expect(counts.good + counts.bad).toBe(300);
   });
 
   it("ends a continuous run promptly when a write fails, even if the source has gone quiet", async () => {
