@@ -9,6 +9,7 @@ import { expandDecimalCanon, expandTimestampToMicros, inlineStaged } from "../..
 import { toSql } from "../../src/engine/duckdb.js";
 import { createEngine } from "../../src/engine/index.js";
 import type { Expr } from "../../src/engine/ir.js";
+import type { ValidationResult } from "../../src/engine/types.js";
 import { ConfigError, MissingDependencyError } from "../../src/errors.js";
 import { EDGE_VALUES } from "./corpus.js";
 import { makeContract } from "../support/contract.js";
@@ -73,14 +74,14 @@ describe("batches asked for before the previous one is done", () => {
           { name: "n", type: "integer" },
           { name: "s", type: "string" },
         ],
-        rowRules: [{ kind: "range", field: "n", min: 0 }, { kind: "not_null", field: "s" }],
+        rowRules: [{ kind: "range", field: "n", min: 0, inclusive: true }, { kind: "not_null", field: "s" }],
       });
     const batch = (k: number) => Array.from({ length: 3000 + k * 500 }, (_, i) => ({ n: (i % 7) - k, s: i % 11 === k ? null : `r${k}-${i}` }));
     const batches = [0, 1, 2, 3, 4].map(batch);
     for (const name of ["duckdb", "polars"] as const) {
       const one = await createEngine(name);
       const c1 = contract();
-      const expected = [];
+      const expected: ValidationResult[] = [];
       for (const b of batches) expected.push(await one.validate(b, c1));
       await one.close();
       // A fresh engine and contract: the first calls also race the contract's compilation.
