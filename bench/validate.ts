@@ -180,9 +180,9 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
       const cpu0 = process.cpuUsage();
       const elu0 = performance.eventLoopUtilization();
       const t0 = performance.now();
-      // As StreamSink does: batch N+1 is validated while batch N is written; writes in order.
+      // As StreamSink does: up to `readAhead` batches are validated while one is written; writes
+      // one at a time, in order.
       let writing: Promise<void> | undefined;
-      // As StreamSink's readAhead: up to that many batches are validated while one is written.
       const inFlight: Array<Promise<Awaited<ReturnType<typeof engine.validate>>>> = [];
       let issued = 0;
       const issue = (): void => {
