@@ -37,7 +37,7 @@ export interface StreamSinkOptions {
   maxWaitMs?: number;
   /** Lake directory; overrides `materialization.target_path`. Default `./lake`. */
   targetPath?: string;
-  /** Abort to stop gracefully: the in-flight batch finishes and commits. */
+  /** Abort to stop gracefully: the batches already read (up to readAhead + 1) finish and commit. */
   signal?: AbortSignal;
   /** Called after every committed batch. Per-batch details go here, never into the summary. */
   onBatch?: (report: BatchReport) => void | Promise<void>;
@@ -344,7 +344,7 @@ export class StreamSink {
     return engine;
   }
 
-  /** In continuous mode, SIGTERM/SIGINT (and the caller's signal) stop after the in-flight batch. */
+  /** In continuous mode, SIGTERM/SIGINT (and the caller's signal) stop after the batches in flight. */
   private attachStopSignals(mode: RunMode, stop: AbortController): () => void {
     const onStop = () => stop.abort();
     const external = this.options.signal;
