@@ -248,12 +248,7 @@ export function buildStatement(plan: Plan, options: { probe?: string; keys?: boo
  */
 function summaryColumn(plan: Plan): number {
   const text = plan.outputs.findIndex((o) => o.field.type === "string" || o.field.type === "json");
-  return extraColumn(plan) || text < 0 ? plan.outputs.length : text;
-}
-
-/** GoodColumns carry a column for undeclared keys (GoodColumns.extraColumn). */
-function extraColumn(plan: Plan): boolean {
-  return !plan.passthrough && plan.unknownPolicy === "allow";
+  return plan.keepsExtraKeys || text < 0 ? plan.outputs.length : text;
 }
 
 /** Does a contract's target replace rows by their primary key (merge, keyed overwrite)? */
@@ -351,7 +346,7 @@ export class DuckDBEngine implements Engine {
             someNull: (meta.pkNull ?? 0) > 0,
             ...(cut < 0 ? {} : { doc: summary.slice(cut + 1) }),
           };
-    const good = plan.outputs.length === 0 ? undefined : goodColumnsOf(plan, meta.n, chunks, extraColumn(plan), keys);
+    const good = plan.outputs.length === 0 ? undefined : goodColumnsOf(plan, meta.n, chunks, plan.keepsExtraKeys, keys);
     const out: EngineOutput = {
       goodColumns: () => (good ? columnsFromChunks(plan, good) : plan.outputColumns.map(() => [])),
       // A summary column of its own is not part of GoodColumns: the chunks are then only read here.

@@ -192,11 +192,6 @@ type RowsEncoder = (
   extra: Uint8Array | undefined,
 ) => number;
 
-/** Under `allow` the encoder marks the records that have keys beyond the known ones. */
-function marksExtra(plan: Plan): boolean {
-  return !plan.passthrough && plan.unknownPolicy === "allow";
-}
-
 const encoders = new WeakMap<Plan, RowsEncoder>();
 
 /** The text of each unknown key of `rec`, joined by ", ", or null. */
@@ -224,7 +219,7 @@ function rowsEncoder(plan: Plan): RowsEncoder {
   // A switch over the known keys as literals: comparing for-in keys (internalised strings) to
   // them is far cheaper than a Set lookup per key (measured ~10×).
   const knownCases = [...plan.knownKeys].map((k) => `case ${JSON.stringify(k)}:`).join(" ");
-  const markExtra = marksExtra(plan)
+  const markExtra = plan.keepsExtraKeys
     ? `extra[n] = 0; for (const key in rec) { switch (key) { ${knownCases} break; default: if (hasOwn(rec, key)) extra[n] = 1; } }`
     : "";
   const lines: string[] = [];
@@ -325,7 +320,7 @@ class Encoding {
     const words = Math.max(1, Math.ceil(plan.fields.length / TAGS_PER_WORD));
     this.tags = Array.from({ length: words }, () => new Array<number>(total));
     this.unknown = new Array<string | null>(total);
-    this.extra = marksExtra(plan) ? new Uint8Array(total) : undefined;
+    this.extra = plan.keepsExtraKeys ? new Uint8Array(total) : undefined;
   }
 
   /** Encode the records up to index `to` (exclusive). */

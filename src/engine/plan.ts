@@ -141,6 +141,11 @@ export interface Plan {
   primaryKeyFields?: string[];
   /** Does any check need the unknown-keys column filled in. */
   tracksUnknown: boolean;
+  /**
+   * Under `unknown_fields: allow` (and declared fields): good rows keep undeclared keys in one
+   * more column, so the JavaScript pass marks the records that have any.
+   */
+  keepsExtraKeys: boolean;
   /** Engine columns holding the packed tags, one per 17 fields (at least one). */
   tagWords: string[];
 }
@@ -152,6 +157,9 @@ export interface PlanOptions {
    */
   allStringText?: boolean;
 }
+
+/** A timestamp field's range flag: its value converted and is within the supported range. */
+const okCol = (k: number): string => `__ll_ok${k}`;
 
 export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan {
   const fields: PlanField[] = [];
@@ -333,9 +341,9 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
         put(1, g, numeric(TIMESTAMP_RE, ["integral"]));
         put(2, a, { op: "timestampToMicros", e: col(g) });
         const inRange = and(cmp(">=", col(a), int(MIN_MICROS)), cmp("<=", col(a), int(MAX_MICROS)));
-        put(3, `__ll_ok${k}`, isTrue(inRange));
-        put(4, f.val, when([[col(`__ll_ok${k}`), { op: "formatMicros", e: col(a) }]], nullOf("utf8")));
-        put(4, typed, when([[col(`__ll_ok${k}`), { op: "microsToTimestamp", e: col(a) }]]));
+        put(3, okCol(k), isTrue(inRange));
+        put(4, f.val, when([[col(okCol(k)), { op: "formatMicros", e: col(a) }]], nullOf("utf8")));
+        put(4, typed, when([[col(okCol(k)), { op: "microsToTimestamp", e: col(a) }]]));
         outputs.push({ name: f.name, kind: "text", col: f.val, field: f });
         break;
       }
@@ -357,7 +365,7 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
         : f.type === "decimal"
           ? isNull(col(f.name))
           : f.type === "timestamp"
-            ? not(col(`__ll_ok${f.k}`))
+            ? not(col(okCol(f.k)))
             : isNull(col(f.val));
     errLayer.columns.push([f.err, and(present, failed)]);
   }
@@ -478,6 +486,7 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
     outputColumns: outputs.flatMap((o) => (o.bigCol ? [o.col, o.bigCol] : [o.col])),
     dataset,
     tracksUnknown,
+    keepsExtraKeys: !passthrough && unknownPolicy === "allow",
     tagWords: Array.from({ length: Math.max(1, Math.ceil(fields.length / TAGS_PER_WORD)) }, (_, w) => `__ll_w${w}`),
   };
 }
