@@ -220,6 +220,12 @@ export function buildStatement(plan: Plan, options: { probe?: string; keys?: boo
   }
   // The merge's keys, as text that casts back to each key's type exactly (see GoodColumns.keys).
   const keyFields = options.keys ? plan.primaryKeyFields : undefined;
+  if (keyFields) {
+    // The first key part's range, so that the lake can skip a merge's delete when no stored
+    // key falls in it (GoodColumns.keys.range).
+    const first = `${quoteIdent(keyFields[0]!)}) FILTER (WHERE NOT ${BAD_COL}) AS VARCHAR)`;
+    doc.push(`lo := CAST(min(${first}`, `hi := CAST(max(${first}`);
+  }
   const keysDoc = keyFields
     ? ` || chr(1) || CAST(to_json(struct_pack(${keyFields
         .map((name, i) => `k${i} := list(CAST(${quoteIdent(name)} AS VARCHAR)) FILTER (WHERE NOT ${BAD_COL})`)
@@ -269,6 +275,9 @@ interface Meta {
   n: number;
   pkDistinct?: number;
   pkNull?: number;
+  /** The first key part's smallest and largest value among the good rows (keyed targets). */
+  lo?: string | null;
+  hi?: string | null;
   counts: number[];
   ds: number[];
   bad: Array<{ p: number; c: string }> | null;
@@ -345,6 +354,7 @@ export class DuckDBEngine implements Engine {
             unique: meta.pkDistinct === meta.n,
             someNull: (meta.pkNull ?? 0) > 0,
             ...(cut < 0 ? {} : { doc: summary.slice(cut + 1) }),
+            ...(typeof meta.lo === "string" && typeof meta.hi === "string" ? { range: { low: meta.lo, high: meta.hi } } : {}),
           };
     const good = plan.outputs.length === 0 ? undefined : goodColumnsOf(plan, meta.n, chunks, plan.keepsExtraKeys, keys);
     const out: EngineOutput = {

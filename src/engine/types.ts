@@ -67,6 +67,12 @@ export interface GoodColumns {
      * (`CAST(… AS VARCHAR)`, which casts back to the same value), NULL as null.
      */
     doc?: string;
+    /**
+     * With `doc`: the first key field's smallest and largest value among the good rows, as
+     * DuckDB's text for them (absent when every row's first key part is NULL). A merge whose
+     * range holds no stored key has nothing to delete.
+     */
+    range?: { low: string; high: string };
   };
 }
 

@@ -135,13 +135,19 @@ export class DuckDBLakeWriter implements LakeWriter {
       let badWritten = 0;
       let badAlreadyPresent = 0;
       if (quarantine) {
-        badWritten = await runPlanned(conn, s.quarantineSql![mode?.lookup ?? "all"], (p) => {
+        const lookup = mode?.lookup ?? "all";
+        const bind = (p: DuckDBPreparedStatement): void => {
           p.bindVarchar(1, quarantine.doc);
           p.bindBigInt(2, BigInt(req.batchId));
           p.bindBigInt(3, BigInt(Date.now()) * 1000n);
           if (req.stream) p.bindVarchar(4, req.stream.key);
           else p.bindNull(4);
-        });
+        };
+        // Without a lookup the insert reads no table, so its plan cannot go stale (see Statements).
+        badWritten =
+          lookup === "none"
+            ? await runBound(s.quarantineInsert!, bind)
+            : await runPlanned(conn, s.quarantineSql![lookup], bind);
         // Skipped because stored, plus stored by an uncommitted attempt and replaced.
         const replaced = mode ? quarantine.ids.reduce((n, id) => (mode.replaced.has(id) ? n + 1 : n), 0) : 0;
         badAlreadyPresent = Math.min(quarantine.ids.length, quarantine.ids.length - badWritten + replaced);
@@ -221,6 +227,22 @@ export class DuckDBLakeWriter implements LakeWriter {
     if (someNull) await runPlanned(this.conn, del.nullSql, bind);
   }
 
+  /**
+   * Does the table hold no key in the range of the batch's first key part? Then a merge has
+   * nothing to delete, and one lookup that zone maps mostly answer replaces parsing the keys and
+   * joining them with the table — the common case of a stream whose keys grow (order numbers,
+   * time-ordered ids). Only without NULL key parts, which the range leaves out.
+   */
+  private async noneStored(s: Statements, keys: NonNullable<GoodColumns["keys"]>): Promise<boolean> {
+    if (!keys.range || keys.someNull) return false;
+    const { low, high } = keys.range;
+    const rows = await readPlanned(this.conn, s.deleteKeys!.firstInRange, (p) => {
+      p.bindVarchar(1, low);
+      p.bindVarchar(2, high);
+    });
+    return rows.length === 0;
+  }
+
   /** The engine's GoodColumns, when they fit the table's contract (goodColumnsFit). */
   private fittingColumns(req: WriteRequest, keyPlans: readonly number[] | undefined): GoodColumns | undefined {
     const good = req.goodColumns;
@@ -237,7 +259,9 @@ export class DuckDBLakeWriter implements LakeWriter {
    */
   private async appendGood(s: Statements, good: GoodColumns): Promise<number> {
     const { conn, config, plans } = this;
-    if (config.strategy === "merge") await this.deleteKeys(s.deleteKeys!.text, good.keys!.doc!, good.keys!.someNull);
+    if (config.strategy === "merge" && !(await this.noneStored(s, good.keys!))) {
+      await this.deleteKeys(s.deleteKeys!.text, good.keys!.doc!, good.keys!.someNull);
+    }
     // The appender fills every column of its table, in order.
     const direct = this.tableColumns.length === plans.length && this.tableColumns.every((c, i) => c.plan === i);
     if (!direct) await this.ensureStage();
@@ -296,10 +320,16 @@ interface Statements {
   insert: DuckDBPreparedStatement;
   /** Fill the table from the staging table (GoodColumns for a table that is not the contract's layout). */
   insertFromStage: string;
-  /** Merge: delete by a keys document spelt from the rows (PayloadBatch.keysDoc) or by the engine (GoodColumns.keys.doc). */
-  deleteKeys?: { rows: KeyDelete; text: KeyDelete };
+  /**
+   * Merge: delete by a keys document spelt from the rows (PayloadBatch.keysDoc) or by the engine
+   * (GoodColumns.keys.doc); `firstInRange`: $1, $2 the first key part's range as text, select a
+   * stored row in it (GoodColumns.keys.range).
+   */
+  deleteKeys?: { rows: KeyDelete; text: KeyDelete; firstInRange: string };
   /** Insert the quarantine rows, looking up their ids among the stored rows `Lookup` says. */
-  quarantineSql?: Record<Lookup, string>;
+  quarantineSql?: Record<Exclude<Lookup, "none">, string>;
+  /** Insert the quarantine rows without a lookup (prepared once: it reads no table). */
+  quarantineInsert?: DuckDBPreparedStatement;
 }
 
 /**
@@ -347,9 +377,13 @@ async function prepareStatements(
     const textKeys =
       `(SELECT ${keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
       `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
+    const first = plans[keyPlans[0]!]!;
     s.deleteKeys = {
       rows: keyDelete(`(${select(keyPlans)}) AS s`, (p) => `s.c${p}`),
       text: keyDelete(textKeys, (p, i) => `CAST(s.k${i} AS ${plans[p]!.sqlType})`),
+      firstInRange:
+        `SELECT 1 FROM ${table} WHERE ${quoteIdent(first.name)} ` +
+        `BETWEEN CAST($1::VARCHAR AS ${first.sqlType}) AND CAST($2::VARCHAR AS ${first.sqlType}) LIMIT 1`,
     };
   }
   if (config.quarantine.enabled) {
@@ -357,8 +391,8 @@ async function prepareStatements(
     s.quarantineSql = {
       all: quarantineInsertSql(target, "all"),
       unowned: quarantineInsertSql(target, "unowned"),
-      none: quarantineInsertSql(target, "none"),
     };
+    s.quarantineInsert = await conn.prepare(quarantineInsertSql(target, "none"));
   }
   return s;
 }
@@ -377,11 +411,16 @@ const STAGE = `temp.main.${STAGE_TABLE}`;
 async function runPlanned(conn: DuckDBConnection, sql: string, bind: (p: DuckDBPreparedStatement) => void): Promise<number> {
   const p = await conn.prepare(sql);
   try {
-    bind(p);
-    return (await p.run()).rowsChanged;
+    return await runBound(p, bind);
   } finally {
     p.destroySync();
   }
+}
+
+/** Bind a prepared statement's parameters and run it; returns the rows changed. */
+async function runBound(p: DuckDBPreparedStatement, bind: (p: DuckDBPreparedStatement) => void): Promise<number> {
+  bind(p);
+  return (await p.run()).rowsChanged;
 }
 
 /** runPlanned for a statement that returns rows (few of them). */
