@@ -132,10 +132,11 @@ const payloadKey = (k: number): string => `c${k}`;
  * column per field) at a time with `pause()` between them (see encodeBatchInSlices).
  */
 async function batchPayload(plan: Plan, enc: EncodedBatch, pause?: () => Promise<void>): Promise<string> {
-  const members: Array<[string, Array<string | null> | number[]]> = [
+  const members: Array<[string, Array<string | number | null>]> = [
     ["u", enc.unknown],
     ...enc.tags.map((t, w): [string, number[]] => [`t${w}`, t]),
-    ...plan.fields.map((f): [string, Array<string | null>] => [payloadKey(f.k), enc.columns[f.k]!]),
+    // Numbers in a text column are read back as their text (from_json into VARCHAR).
+    ...plan.fields.map((f): [string, Array<string | number | null>] => [payloadKey(f.k), enc.columns[f.k]!]),
   ];
   // The braces go in with the members: one join makes one flat string, which the binding reads
   // as it is (wrapping the join in a template makes a rope that is copied once more to be read).
@@ -388,7 +389,7 @@ export class DuckDBEngine implements Engine {
   /** Not async: its statement must take its place on the connection before the caller's batch does. */
   private prepare(contract: Contract): Promise<Compiled> {
     return this.onConnection(async () => {
-      const plan = compilePlan(contract, { allStringText: true });
+      const plan = compilePlan(contract, { allStringText: true, numbersAsJson: true });
       const dry = await batchPayload(plan, dryRunBatch(plan));
       let stmt: DuckDBPreparedStatement | undefined;
       try {

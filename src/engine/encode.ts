@@ -43,8 +43,11 @@ export interface EncodedBatch {
   index: Int32Array;
   /** Input indices of records that are not plain objects. */
   notObject: number[];
-  /** One text column per plan field, same order as `plan.fields`. */
-  columns: Array<Array<string | null>>;
+  /**
+   * One text column per plan field, same order as `plan.fields`; numbers only in the columns of
+   * fields with `numberJson` (see encodeNumber).
+   */
+  columns: Array<Array<string | number | null>>;
   /** Packed tags: word w holds fields 17w … 17w+16, field k at 8^(k mod 17). */
   tags: number[][];
   /** Per engine row: unknown keys joined by ", ", or null (only filled under `quarantine`). */
@@ -139,6 +142,27 @@ function encodeTimestamp(v: unknown): string | null {
   return encodeText(v, false);
 }
 
+/**
+ * A numeric field's value for an engine that reads the batch document's numbers as text
+ * (PlanField.numberJson): a number in the range where JSON.stringify and DuckDB's reading of it
+ * spell what `numberText` spells — integers up to 2^53, other numbers from 1e-4 to 1e15 in
+ * magnitude (checked over random values in test/engine/encode.test.ts) — goes as the number
+ * itself, which costs the JavaScript pass nothing; anything else as text, as for other fields.
+ */
+function encodeNumber(v: unknown): string | number | null {
+  if (typeof v === "number" && spelledAlikeAsJson(v)) {
+    tag = Number.isInteger(v) ? TAG.integral : TAG.number;
+    return v;
+  }
+  return encodeText(v, false);
+}
+
+/** See encodeNumber. */
+export function spelledAlikeAsJson(v: number): boolean {
+  const a = Math.abs(v);
+  return Number.isInteger(v) ? a <= Number.MAX_SAFE_INTEGER && !Object.is(v, -0) : a >= 1e-4 && a < 1e15;
+}
+
 function json(v: unknown, ok: number): string | null {
   try {
     const j = JSON.stringify(v);
@@ -184,7 +208,7 @@ type RowsEncoder = (
   from: number,
   to: number,
   n: number,
-  columns: Array<Array<string | null>>,
+  columns: Array<Array<string | number | null>>,
   tags: number[][],
   unknown: Array<string | null>,
   index: Int32Array,
@@ -231,7 +255,15 @@ function rowsEncoder(plan: Plan): RowsEncoder {
       return `${i === 0 ? "" : "if (v === undefined) { "}v = rec[${k}];${own}${i === 0 ? "" : " }"}`;
     });
     lines.push(read.join(" "));
-    lines.push(f.json ? "x = encodeJson(v);" : f.type === "timestamp" ? "x = encodeTimestamp(v);" : `x = encodeText(v, ${f.keepNested});`);
+    lines.push(
+      f.json
+        ? "x = encodeJson(v);"
+        : f.type === "timestamp"
+          ? "x = encodeTimestamp(v);"
+          : f.numberJson
+            ? "x = encodeNumber(v);"
+            : `x = encodeText(v, ${f.keepNested});`,
+    );
     lines.push("t = lastTag();");
     lines.push(f.stringText ? `c${c}[n] = x;` : `c${c}[n] = t === ${TAG.string} ? null : x;`);
     lines.push(`word += t * ${8 ** (f.k % TAGS_PER_WORD)};`);
@@ -258,13 +290,14 @@ function rowsEncoder(plan: Plan): RowsEncoder {
     "encodeText",
     "encodeJson",
     "encodeTimestamp",
+    "encodeNumber",
     "lastTag",
     "hasOwn",
     "unknownKeys",
     "known",
     `return (records, from, to, n, columns, tags, unknown, index, notObject, extra) => {${body}\n};`,
   ) as (...helpers: unknown[]) => RowsEncoder;
-  e = make(isPlainObject, encodeText, encodeJson, encodeTimestamp, () => tag, Object.hasOwn, unknownKeys, plan.knownKeys);
+  e = make(isPlainObject, encodeText, encodeJson, encodeTimestamp, encodeNumber, () => tag, Object.hasOwn, unknownKeys, plan.knownKeys);
   encoders.set(plan, e);
   return e;
 }
@@ -302,7 +335,7 @@ class Encoding {
   private readonly encode: RowsEncoder;
   private readonly index: Int32Array;
   private readonly notObject: number[] = [];
-  private readonly columns: Array<Array<string | null>>;
+  private readonly columns: Array<Array<string | number | null>>;
   private readonly tags: number[][];
   private readonly unknown: Array<string | null>;
   private readonly extra: Uint8Array | undefined;
@@ -316,7 +349,7 @@ class Encoding {
     const total = records.length;
     this.encode = rowsEncoder(plan);
     this.index = new Int32Array(total);
-    this.columns = plan.fields.map(() => new Array<string | null>(total));
+    this.columns = plan.fields.map(() => new Array<string | number | null>(total));
     const words = Math.max(1, Math.ceil(plan.fields.length / TAGS_PER_WORD));
     this.tags = Array.from({ length: words }, () => new Array<number>(total));
     this.unknown = new Array<string | null>(total);

@@ -72,6 +72,11 @@ export interface PlanField {
    * and booleans it has to spell.
    */
   stringText: boolean;
+  /**
+   * Numbers may travel as JSON numbers (PlanOptions.numbersAsJson), for a field whose type
+   * only reads them as numbers (integer, double, decimal).
+   */
+  numberJson: boolean;
   /** Engine columns: the value's text, its tag (TAG in encode.ts), the coerced value. */
   text: string;
   tag: string;
@@ -156,7 +161,15 @@ export interface PlanOptions {
    * (GoodColumns) instead of leaving strings to be taken from the records.
    */
   allStringText?: boolean;
+  /**
+   * Let numeric fields' numbers go as JSON numbers where JSON.stringify and DuckDB's reading
+   * of them spell the same text as `numberText` (see encodeNumber in encode.ts): the batch
+   * document then spells them instead of the JavaScript pass.
+   */
+  numbersAsJson?: boolean;
 }
+
+const NUMERIC_TYPES: ReadonlySet<string> = new Set(["integer", "double", "decimal"]);
 
 /** A timestamp field's range flag: its value converted and is within the supported range. */
 const okCol = (k: number): string => `__ll_ok${k}`;
@@ -174,6 +187,7 @@ export function compilePlan(contract: Contract, options: PlanOptions = {}): Plan
       json: spec?.type === "json",
       keepNested: !spec,
       stringText: options.allStringText === true || spec?.type !== "string",
+      numberJson: options.numbersAsJson === true && spec !== undefined && NUMERIC_TYPES.has(spec.type),
       text: `__ll_x${k}`,
       tag: `__ll_t${k}`,
       val: `__ll_v${k}`,
