@@ -1,6 +1,7 @@
 /**
  * DuckDB engine. A batch travels as ONE string parameter — `{"u":[...],"c0":[...],…}`,
- * one JSON array of tagged text per column (see encode.ts) — that DuckDB unnests into
+ * one JSON array of tagged text per column (see encode.ts; numeric fields' numbers stay JSON
+ * numbers, read back as the same text) — that DuckDB unnests into
  * rows. Coercion, rules, flags, counts and dataset measures are one prepared SELECT per
  * contract. It returns the good rows as typed columns, read as DuckDB data chunks that the
  * DuckDB lake appends as they are (GoodColumns), and then one summary row: a JSON document with

@@ -5,7 +5,8 @@
  * the tags of up to 17 fields are packed into one number per row (base 8), so the engine
  * reads them with integer arithmetic instead of string slicing. Texts: strings as they are,
  * numbers in shortest round-trip digits without exponent, booleans `true`/`false`, JSON
- * text for json fields (and for nested values of undeclared keys a rule reads).
+ * text for json fields (and for nested values of undeclared keys a rule reads). Numeric fields'
+ * numbers may stay numbers where the engine reads them back as those same digits (encodeNumber).
  * Deciding validity and converting is left to the engine; this pass only spells values — with
  * one exception: a timestamp field's value in Date#toISOString form (nearly every one) is
  * checked here and tagged `integral`, because that costs a fraction of the engine's shape regex

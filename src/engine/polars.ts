@@ -273,6 +273,7 @@ export class PolarsEngine implements Engine {
       pl.Series("__ll_i", Int32Array.from({ length: enc.n }, (_, i) => i), pl.Int32),
       pl.Series(UNKNOWN_COL, enc.unknown, pl.Utf8),
       ...plan.tagWords.map((name, w) => pl.Series(name, enc.tags[w]!, pl.Float64)),
+      // All text: this plan does not ask for numbers as numbers (PlanOptions.numbersAsJson).
       ...plan.fields.map((f) => pl.Series(f.text, enc.columns[f.k]!, pl.Utf8)),
     ];
     let lf = pl.DataFrame(series).lazy();
