@@ -9,7 +9,7 @@
  *   npx tsx bench/validate.ts --sequential          # write each batch before validating the next
  *   npx tsx bench/validate.ts --read-ahead 1        # validate one batch (not two) while one is written
  *
- * Prints one JSON line per engine: {engine, rows, seconds, rowsPerSec, peakRssMb, …}.
+ * Prints one JSON line per engine: {engine, rows, seconds, rowsPerSec, peakRssMb, …, calibrationMs}.
  * `seconds` covers validation plus the write, overlapped as StreamSink overlaps them (batches
  * N+1 and N+2 are validated while batch N is written: its default `readAhead` of 2); generating
  * the events is not timed: they are made ten batches at a time between timed spans.
@@ -155,10 +155,23 @@ async function openWriter(contract: Contract, targetPath: string): Promise<LakeW
   }
 }
 
+/**
+ * A fixed piece of CPU work (JSON round trips of 100,000 small objects, ten times), timed before
+ * the run. On a shared machine the same tree's rowsPerSec moves with it (860–1,600 ms on the
+ * machine of docs/benchmarks.md), so runs from different moments can be compared.
+ */
+function calibrationMs(): number {
+  const objects = Array.from({ length: 100_000 }, (_, i) => ({ a: i, b: `x${i}`, c: i / 3 }));
+  const t0 = performance.now();
+  for (let i = 0; i < 10; i++) JSON.parse(JSON.stringify(objects));
+  return Math.round(performance.now() - t0);
+}
+
 /** Batches generated ahead, untimed; the pipeline drains between groups (about one batch's overlap lost per group). */
 const GROUP = 10;
 
 async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
+  const calibration = calibrationMs();
   const engine = await createEngine(opts.engine);
   const dir = mkdtempSync(join(tmpdir(), "lakelogic-bench-"));
   const writer = opts.write ? await openWriter(benchContract, dir) : undefined;
@@ -255,6 +268,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
     writeSeconds: Number((writeMs / 1000).toFixed(3)),
     good,
     bad,
+    calibrationMs: calibration,
   };
   process.stdout.write(JSON.stringify(line) + "\n");
 }
