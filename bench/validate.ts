@@ -157,7 +157,7 @@ async function openWriter(contract: Contract, targetPath: string): Promise<LakeW
 
 /**
  * A fixed piece of CPU work (JSON round trips of 100,000 small objects, ten times), timed before
- * the run. On a shared machine the same tree's rowsPerSec moves with it (860–1,600 ms on the
+ * the run. On a shared machine the same tree's rowsPerSec moves with it (860–1,850 ms on the
  * machine of docs/benchmarks.md), so runs from different moments can be compared.
  */
 function calibrationMs(): number {
