@@ -157,8 +157,8 @@ async function openWriter(contract: Contract, targetPath: string): Promise<LakeW
 
 /**
  * A fixed piece of CPU work (JSON round trips of 100,000 small objects, ten times), timed before
- * the run. On a shared machine the same tree's rowsPerSec moves with it (860–1,850 ms on the
- * machine of docs/benchmarks.md), so runs from different moments can be compared.
+ * the run: on a shared machine it tells a slow hour from a fast one (860–1,850 ms on the machine
+ * of docs/benchmarks.md). It does not pin down one run's speed; to compare trees, alternate them.
  */
 function calibrationMs(): number {
   const objects = Array.from({ length: 100_000 }, (_, i) => ({ a: i, b: `x${i}`, c: i / 3 }));
