@@ -225,8 +225,8 @@ export function buildStatement(plan: Plan, options: { probe?: string; keys?: boo
   if (keyFields) {
     // The first key part's range, so that the lake can skip a merge's delete when no stored
     // key falls in it (GoodColumns.keys.range).
-    const first = `${quoteIdent(keyFields[0]!)}) FILTER (WHERE NOT ${BAD_COL}) AS VARCHAR)`;
-    doc.push(`lo := CAST(min(${first}`, `hi := CAST(max(${first}`);
+    const over = (agg: string) => `CAST(${agg}(${quoteIdent(keyFields[0]!)}) FILTER (WHERE NOT ${BAD_COL}) AS VARCHAR)`;
+    doc.push(`lo := ${over("min")}`, `hi := ${over("max")}`);
   }
   const keysDoc = keyFields
     ? ` || chr(1) || CAST(to_json(struct_pack(${keyFields
