@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LakeFormat } from "../../src/contract/types.js";
 import { openLake, quarantineIds, readQuarantine, readTable, type QuarantineRow } from "../../src/lake/index.js";
+import { canonicalJson } from "../../src/lake/json.js";
 import { makeContract, tempDirs } from "./helpers.js";
 
 const lakeDir = tempDirs();
@@ -51,6 +52,29 @@ describe("quarantine ids", () => {
       "e53614f34cf77b3bffb79414a61630d0",
       "bbc599fb9e4a8eef401a80c068e21fae",
       "2cd9b1a84de5fca7dcf293ff3f3c78ab",
+    ]);
+  });
+
+  it("sort each record's keys, whatever the key order of the records before it", () => {
+    // The flat path reuses the sorted order while records share a key list: records whose
+    // keys differ, or come in another order, in between must not be spelt with a stale one.
+    const records = [
+      { b: 1, a: 2 },
+      { b: 3, a: 4 },
+      { a: 5, b: 6 },
+      { b: 7, a: 8, c: undefined },
+      { b: 9, c: 10 },
+      { b: 11, a: 12 },
+      { "10": "x", "2": "y", a: null },
+    ];
+    expect(records.map((r) => canonicalJson(r))).toEqual([
+      '{"a":2,"b":1}',
+      '{"a":4,"b":3}',
+      '{"a":5,"b":6}',
+      '{"a":8,"b":7}',
+      '{"b":9,"c":10}',
+      '{"a":12,"b":11}',
+      '{"10":"x","2":"y","a":null}',
     ]);
   });
 
