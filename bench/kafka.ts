@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import kafkajs from "kafkajs";
 import { orderEvent } from "../examples/orders.js";
-import { KafkaOffsetSource } from "../src/connectors/kafka.js";
+import { KafkaOffsetSource } from "../src/sources/kafka/connector.js";
 import type { EngineName } from "../src/engine/types.js";
 import { StreamSink } from "../src/sink/index.js";
 import { startKafka } from "../test/support/kafka.js";

@@ -13,7 +13,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { renderSpecMarkdown, sourceSpecs } from "../src/connectors/index.js";
+import { renderSpecMarkdown, sourceSpecs } from "../src/sources/connectors.js";
 
 const file = fileURLToPath(new URL("../docs/connectors.md", import.meta.url));
 

@@ -1,5 +1,5 @@
 import type { Cursor } from "../checkpoint/types.js";
-import type { AckSource, BufferedRecordIterator, ReceivedRecord, SourceRecord } from "../sources/types.js";
+import type { AckSource, BufferedRecordIterator, ReceivedRecord, SourceRecord } from "../sources/core/types.js";
 
 export interface BatchLimits {
   maxRecords: number;

@@ -1,7 +1,7 @@
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "../checkpoint/types.js";
 import type { LakeWriter, WriteRequest, WriteResult, WriteStream } from "../lake/types.js";
-import type { Source } from "../sources/types.js";
+import type { Source } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
 import type { ValidatedBatch } from "./validate.js";
 

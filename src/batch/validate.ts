@@ -1,7 +1,7 @@
 import type { Contract } from "../contract/types.js";
 import type { DatasetRuleResult, Engine, GoodColumns, Row, RuleCount } from "../engine/types.js";
 import type { QuarantineRow } from "../lake/types.js";
-import type { SourceRecord } from "../sources/types.js";
+import type { SourceRecord } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
 
 export interface ValidatedBatch {

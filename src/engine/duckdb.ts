@@ -19,7 +19,7 @@ import { dryRunBatch, encodeBatchInSlices, type EncodedBatch } from "./encode.js
 import { columnsFromChunks, goodColumnsOf } from "./good-columns.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
-import { quoteIdent, quoteString } from "./sqltext.js";
+import { quoteIdent, quoteString } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
 
 

@@ -14,7 +14,7 @@ import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
 import { toRustRegex } from "./regex.js";
-import { quoteIdent } from "./sqltext.js";
+import { quoteIdent } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
 
 type Pl = typeof PolarsModule.default;

@@ -11,7 +11,7 @@ import { createEngine } from "../engine/index.js";
 import type { DatasetRuleResult, Engine, EngineName, RuleCount } from "../engine/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import { toSource, type SourceInput } from "../sources/index.js";
-import type { AckSource, CursorSource, RunMode, SourceLag, SourceRecord } from "../sources/types.js";
+import type { AckSource, CursorSource, RunMode, SourceLag, SourceRecord } from "../sources/core/types.js";
 import { memoryProfile } from "../util/memory-profile.js";
 import { openCheckpoint, type CheckpointOption } from "./checkpoint-option.js";
 import { openLakeFor } from "./lake-option.js";

@@ -1,12 +1,12 @@
 import { ConfigError } from "../errors.js";
-import { IterableSource, connectorSource } from "./iterable.js";
-import type { AckSource, CursorSource, Source, StreamConnector } from "./types.js";
+import { IterableSource, connectorSource } from "./iterable/iterable-source.js";
+import type { AckSource, CursorSource, Source, StreamConnector } from "./core/types.js";
 
-export * from "./types.js";
-export { IterableSource, NotReplayableError, connectorSource } from "./iterable.js";
-export type { IterableCursor, IterableSourceOptions } from "./iterable.js";
-export { FileSource, type FileCursor, type FileSourceOptions } from "./file.js";
-export { KafkaOffsetSource, KafkaCursorError, KafkaConsumerError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka.js";
+export * from "./core/types.js";
+export { IterableSource, NotReplayableError, connectorSource } from "./iterable/iterable-source.js";
+export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-source.js";
+export { FileSource, type FileCursor, type FileSourceOptions } from "./file/file-source.js";
+export { KafkaOffsetSource, KafkaCursorError, KafkaConsumerError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/offset-source.js";
 export {
   WatermarkChunkSource,
   WatermarkOrderError,
@@ -16,7 +16,7 @@ export {
   type FetchChunk,
   type FetchMax,
   type WatermarkChunkSourceOptions,
-} from "./watermark.js";
+} from "./watermark/chunk-source.js";
 export {
   postgresChunkFetcher,
   postgresWatermarkSource,
@@ -25,7 +25,7 @@ export {
   type PostgresChunkFetcherOptions,
   type PostgresChunkFetcher,
   type PostgresWatermarkSourceOptions,
-} from "./postgres.js";
+} from "./watermark/postgres.js";
 
 /** What StreamSink accepts as its source. */
 export type SourceInput = Source | StreamConnector | Iterable<unknown> | AsyncIterable<unknown>;

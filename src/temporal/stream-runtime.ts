@@ -4,7 +4,7 @@ import { Spool, type SpoolOptions } from "../batch/spool.js";
 import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
 import type { CheckpointStore, Cursor } from "../checkpoint/types.js";
-import { createSource } from "../connectors/index.js";
+import { createSource } from "../sources/registry.js";
 import { loadContract } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
@@ -12,7 +12,7 @@ import type { Engine } from "../engine/types.js";
 import type { LakeWriter } from "../lake/types.js";
 import { openCheckpoint } from "../sink/checkpoint-option.js";
 import { openLakeFor } from "../sink/lake-option.js";
-import type { AckSource, CursorSource, Source, SourceRecord } from "../sources/types.js";
+import type { AckSource, CursorSource, Source, SourceRecord } from "../sources/core/types.js";
 import type {
   AckBatchInput,
   FetchBatchInput,

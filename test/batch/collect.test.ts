@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { BatchCollector, recordBytes } from "../../src/batch/collect.js";
-import type { SourceRecord } from "../../src/sources/types.js";
+import type { SourceRecord } from "../../src/sources/core/types.js";
 
 /** A source whose records arrive when the test pushes them: a quiet stream on demand. */
 function pushSource() {

@@ -8,8 +8,8 @@
 import { EventGridSenderClient, AzureKeyCredential, type CloudEvent } from "@azure/eventgrid-namespaces";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { EventGridConnector, decodeEventData, type EventGridEventMeta } from "../../src/connectors/eventgrid.js";
-import { createSource } from "../../src/connectors/registry.js";
+import { EventGridConnector, decodeEventData, type EventGridEventMeta } from "../../src/sources/eventgrid/connector.js";
+import { createSource } from "../../src/sources/registry.js";
 import { StreamSink, StreamRunError } from "../../src/sink/index.js";
 import { EventGridFakeServer } from "./eventgrid-server.js";
 import { expectedOrders, ordersContract, readLake, sorted, tempDirs } from "./queue-lake.js";

@@ -6,7 +6,7 @@
  * argv: <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize>
  */
 import { fileURLToPath } from "node:url";
-import { KafkaOffsetSource } from "../../src/connectors/kafka.js";
+import { KafkaOffsetSource } from "../../src/sources/kafka/connector.js";
 import { StreamSink } from "../../src/sink/index.js";
 
 const [brokers, topic, groupId, lakeDir, checkpointFile, batchSize] = process.argv.slice(2);

@@ -6,8 +6,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { PubSubConnector, pubsubSpec, type PubSubMessageMeta } from "../../src/connectors/pubsub.js";
-import { createSource } from "../../src/connectors/registry.js";
+import { PubSubConnector, pubsubSpec, type PubSubMessageMeta } from "../../src/sources/pubsub/connector.js";
+import { createSource } from "../../src/sources/registry.js";
 import { StreamSink, StreamRunError, type BatchReport } from "../../src/sink/index.js";
 import { startPubSub } from "../support/pubsub.js";
 import { requireService } from "../support/services.js";

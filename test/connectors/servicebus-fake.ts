@@ -21,7 +21,7 @@
 import { randomUUID } from "node:crypto";
 import { ServiceBusError, type ServiceBusReceivedMessage } from "@azure/service-bus";
 import Long from "long";
-import type { ServiceBusReceiverLike } from "../../src/connectors/servicebus.js";
+import type { ServiceBusReceiverLike } from "../../src/sources/servicebus/connector.js";
 
 export interface FakeMessageInput {
   body: unknown;

@@ -7,13 +7,13 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { createSource } from "../../src/connectors/registry.js";
+import { createSource } from "../../src/sources/registry.js";
 import {
   DEFAULT_DEAD_LETTER_REASON,
   ServiceBusConnector,
   decodeServiceBusBody,
   type ServiceBusMessageMeta,
-} from "../../src/connectors/servicebus.js";
+} from "../../src/sources/servicebus/connector.js";
 import { ConfigError } from "../../src/errors.js";
 import { StreamSink, StreamRunError } from "../../src/sink/index.js";
 import { FakeServiceBusEntity, type FakeMessageInput } from "./servicebus-fake.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec } from "../../src/connectors/spec.js";
+import { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec } from "../../src/sources/core/spec.js";
 import { ConfigError, MissingDependencyError } from "../../src/errors.js";
 
 const spec: ComponentSpec = {

@@ -6,8 +6,8 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { createSource } from "../../src/connectors/registry.js";
-import { SQSConnector, sqsSpec, type SQSMessageMeta } from "../../src/connectors/sqs.js";
+import { createSource } from "../../src/sources/registry.js";
+import { SQSConnector, sqsSpec, type SQSMessageMeta } from "../../src/sources/sqs/connector.js";
 import { ConfigError } from "../../src/errors.js";
 import { StreamSink, StreamRunError, type BatchReport } from "../../src/sink/index.js";
 import { startSqs } from "../support/sqs.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SSEProtocolError } from "../../src/connectors/errors.js";
-import { SSEParser, type SSEEvent } from "../../src/connectors/sse-parser.js";
+import { SSEProtocolError } from "../../src/sources/core/errors.js";
+import { SSEParser, type SSEEvent } from "../../src/sources/sse/parser.js";
 
 const enc = new TextEncoder();
 

@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { StreamSink } from "../../src/sink/index.js";
-import { WebhookSource } from "../../src/sources/webhook.js";
+import { WebhookSource } from "../../src/sources/webhook/source.js";
 
 const [port, lakeDir, checkpointFile] = process.argv.slice(2);
 if (!port || !lakeDir || !checkpointFile) {

@@ -7,12 +7,12 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { isBadOrder, orderEvent } from "../../examples/orders.js";
 import { MemoryCheckpointStore } from "../../src/checkpoint/memory.js";
-import { createSource } from "../../src/connectors/index.js";
+import { createSource } from "../../src/sources/connectors.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
-import { WebhookSource, type WebhookAckToken } from "../../src/sources/webhook.js";
-import type { ReceivedRecord } from "../../src/sources/types.js";
+import { WebhookSource, type WebhookAckToken } from "../../src/sources/webhook/source.js";
+import type { ReceivedRecord } from "../../src/sources/core/types.js";
 
 const contractPath = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
 const sources: WebhookSource[] = [];

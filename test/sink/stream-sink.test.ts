@@ -14,7 +14,7 @@ import { ConfigError } from "../../src/errors.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamRunError, StreamSink, type BatchReport } from "../../src/sink/index.js";
 import { IterableSource, NotReplayableError } from "../../src/sources/index.js";
-import type { AckSource, ReceivedRecord, SourceRecord } from "../../src/sources/types.js";
+import type { AckSource, ReceivedRecord, SourceRecord } from "../../src/sources/core/types.js";
 
 const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
 const dirs: string[] = [];

@@ -2,10 +2,10 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSource } from "../../src/connectors/registry.js";
-import "../../src/connectors/file.js";
-import { FileSource } from "../../src/sources/file.js";
-import type { BufferedRecordIterator, SourceRecord } from "../../src/sources/types.js";
+import { createSource } from "../../src/sources/registry.js";
+import "../../src/sources/file/factory.js";
+import { FileSource } from "../../src/sources/file/file-source.js";
+import type { BufferedRecordIterator, SourceRecord } from "../../src/sources/core/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ll-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

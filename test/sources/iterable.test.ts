@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { IterableSource, NotReplayableError, toSource } from "../../src/sources/index.js";
-import type { SourceRecord } from "../../src/sources/types.js";
+import type { SourceRecord } from "../../src/sources/core/types.js";
 
 const signal = new AbortController().signal;
 

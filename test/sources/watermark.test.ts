@@ -2,8 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor } from "../../src/checkpoint/codec.js";
 import { ConfigError } from "../../src/errors.js";
-import { postgresChunkFetcher, postgresWatermarkSource, quoteIdent } from "../../src/sources/postgres.js";
-import type { ReadOptions, RunMode } from "../../src/sources/types.js";
+import { postgresChunkFetcher, postgresWatermarkSource, quoteIdent } from "../../src/sources/watermark/postgres.js";
+import type { ReadOptions, RunMode } from "../../src/sources/core/types.js";
 import {
   WatermarkChunkSource,
   WatermarkOrderError,
@@ -11,7 +11,7 @@ import {
   type WatermarkChunkSourceOptions,
   type WatermarkPosition,
   type WatermarkValue,
-} from "../../src/sources/watermark.js";
+} from "../../src/sources/watermark/chunk-source.js";
 import { startPostgres } from "../support/postgres.js";
 import { requireService } from "../support/services.js";
 

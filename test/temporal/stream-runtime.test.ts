@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { decodeCursor } from "../../src/checkpoint/codec.js";
 import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
 import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../src/temporal/types.js";
-import type { SourceRecord } from "../../src/sources/types.js";
+import type { SourceRecord } from "../../src/sources/core/types.js";
 import { ORDERS_CONTRACT, writeOrders } from "./support.js";
 
 /**

@@ -8,7 +8,7 @@ import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
-import { FileSource } from "../../src/sources/file.js";
+import { FileSource } from "../../src/sources/file/file-source.js";
 import { StreamAlreadyRunningError, StreamClient } from "../../src/temporal/client.js";
 import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
 import type { FetchBatchResult, StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { createSource } from "../../connectors/index.js";
+import { createSource } from "../../sources/registry.js";
 import { loadContract } from "../../contract/index.js";
 import { ConfigError } from "../../errors.js";
 import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";

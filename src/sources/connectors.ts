@@ -1,0 +1,47 @@
+/**
+ * `lakelogic/connectors`: every connector, and `createSource` for JSON source configs.
+ * Connector SDKs are optional peer dependencies, loaded only when a connector is used.
+ */
+export { createSource, registerSource, sourceSpecs, BUILTIN_SOURCES } from "./registry.js";
+export { SourceRegistry, type SourceFactory } from "./core/registry.js";
+export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec } from "./core/spec.js";
+export { fileSourceFactory } from "./file/factory.js";
+
+// Kafka (cursor = per-partition offsets; kafkajs is an optional peer, loaded on first use).
+export {
+  KafkaConnector,
+  KafkaOffsetSource,
+  kafkaSpec,
+  kafkaSourceFactory,
+  type KafkaConnectorOptions,
+  type KafkaSourceOptions,
+  type KafkaCursor,
+  type KafkaPosition,
+  type KafkaSasl,
+  type KafkaLogLevel,
+} from "./kafka/connector.js";
+
+// Push transports: SSE (cursor = last event id), WebSocket (no cursor), webhook / Event Grid push (acked).
+export { SSEConnector, SSEClient, sseSpec, type SSEOptions, type SSEMessage, type SSEStats, type SSEEvent } from "./sse/client.js";
+export { SSEParser } from "./sse/parser.js";
+export { WebSocketConnector, websocketSpec, type WebSocketOptions, type WebSocketMessage, type WebSocketStats, type OverflowPolicy } from "./websocket/connector.js";
+export { DEFAULT_RETRY, type RetryPolicy, type RetryInfo } from "./core/backoff.js";
+export { ConnectorHttpError, ConnectorGaveUpError, BufferOverflowError, SSEProtocolError } from "./core/errors.js";
+export { SSEOffsetSource, sseSourceFactory, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
+export { WebSocketSource, websocketSourceFactory, type WebSocketSourceOptions } from "./websocket/source.js";
+export {
+  WebhookSource,
+  webhookSpec,
+  webhookSourceFactory,
+  eventGridPushSourceFactory,
+  type WebhookOptions,
+  type WebhookAckToken,
+  type WebhookStats,
+} from "./webhook/source.js";
+
+// Queues (ack sources: acknowledged only after the batch commits, I8).
+export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs/connector.js";
+export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease } from "./core/queue.js";
+export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorOptions, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub/connector.js";
+export { ServiceBusConnector, servicebusSpec, servicebusSourceFactory, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus/connector.js";
+export { EventGridConnector, eventgridSpec, eventgridSourceFactory, type EventGridConnectorOptions, type EventGridAckToken, type EventGridEventMeta } from "./eventgrid/connector.js";

@@ -1,0 +1,28 @@
+import { ConfigError } from "../../errors.js";
+
+/**
+ * The part of a JSON event a contract sees: a JSON object as is; anything else (plain text,
+ * a JSON number or array) wrapped as `{ data }` so it reaches validation instead of being dropped.
+ */
+export function decodeEventData(data: string): unknown {
+  try {
+    const v: unknown = JSON.parse(data);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : { data: v };
+  } catch {
+    return { data };
+  }
+}
+
+/** Validate a connector URL early, with a message that names the option. */
+export function checkUrl(url: string | URL, protocols: string[], what: string): string {
+  let u: URL;
+  try {
+    u = new URL(String(url));
+  } catch {
+    throw new ConfigError("url", `${what}: expected an absolute URL such as ${protocols[0]}//host/path; got ${JSON.stringify(String(url).split("?")[0])}`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError("url", `${what}: expected a ${protocols.map((p) => p.replace(":", "")).join(" or ")} URL; got ${u.protocol}`);
+  }
+  return u.toString();
+}

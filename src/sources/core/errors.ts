@@ -1,0 +1,91 @@
+import { LakeLogicError } from "../../errors.js";
+
+/**
+ * A URL as it may appear in messages and logs: no credentials, no query string (tokens often
+ * travel there), so an error can be pasted into a ticket without leaking a secret.
+ */
+export function redactUrl(url: string | URL): string {
+  try {
+    const u = new URL(String(url));
+    return `${u.protocol}//${u.host}${u.pathname}${u.search ? "?…" : ""}`;
+  } catch {
+    return "<invalid url>";
+  }
+}
+
+function hintFor(status: number): string {
+  if (status === 401) return "the server wants credentials; check the `headers` option (e.g. Authorization)";
+  if (status === 403) return "the credentials were refused; check the `headers` option and the account's permissions";
+  if (status === 404) return "nothing at this URL; check the `url` option";
+  if (status === 410) return "the stream is gone; check the `url` option";
+  if (status === 429) return "rate limited; retrying after the server's Retry-After";
+  if (status === 408) return "the server timed out the request; retrying";
+  if (status >= 500) return "server error; retrying with backoff";
+  return "the request was rejected; check the `url` and `headers` options";
+}
+
+/** The server answered the connection attempt with an HTTP status that is not a stream. */
+export class ConnectorHttpError extends LakeLogicError {
+  readonly status: number;
+  readonly url: string;
+  /** Worth retrying: 408, 429 and 5xx. Other 4xx are retried only a few times. */
+  readonly retryable: boolean;
+  /** Seconds the server asked us to wait (Retry-After), if it said. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    connector: string,
+    url: string | URL,
+    status: number,
+    statusText: string,
+    options: { body?: string; retryAfterMs?: number } = {},
+  ) {
+    const shown = redactUrl(url);
+    const body = options.body?.trim().replace(/\s+/g, " ").slice(0, 200);
+    super(
+      "CONNECTOR_HTTP",
+      `${connector} ${shown}: HTTP ${status}${statusText ? ` ${statusText}` : ""} — ${hintFor(status)}` +
+        (body ? ` (server said: ${JSON.stringify(body)})` : ""),
+    );
+    this.status = status;
+    this.url = shown;
+    this.retryable = isRetryableStatus(status);
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** The connection could not be (re)established within the retry policy. */
+export class ConnectorGaveUpError extends LakeLogicError {
+  readonly attempts: number;
+  constructor(connector: string, url: string | URL, attempts: number, reason: string, cause: unknown) {
+    super(
+      "CONNECTOR_GAVE_UP",
+      `${connector} ${redactUrl(url)}: gave up after ${attempts} failed connection attempt${attempts === 1 ? "" : "s"}: ${reason}`,
+      { cause },
+    );
+    this.attempts = attempts;
+  }
+}
+
+/** A push source's bounded buffer was full and its overflow policy is `fail` (I5). */
+export class BufferOverflowError extends LakeLogicError {
+  constructor(connector: string, limit: string) {
+    super(
+      "BUFFER_OVERFLOW",
+      `${connector}: the receive buffer is full (${limit}) and overflow is "fail". The consumer is slower ` +
+        `than the feed: raise maxBuffered, make batches faster, or choose overflow "block" (pause reading) ` +
+        `or "drop-oldest" (lose the oldest buffered messages, counted in stats().dropped).`,
+    );
+  }
+}
+
+/** The byte stream broke the SSE protocol in a way that cannot be skipped (an endless line). */
+export class SSEProtocolError extends LakeLogicError {
+  constructor(message: string) {
+    super("SSE_PROTOCOL", message);
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * What the queue connectors (SQS, Pub/Sub, Service Bus, Event Grid pull) share: decoding a
+ * message body, keeping leases alive while a batch is in flight, and the iterator API on top
+ * of an ack source. Each connector is one class in its own file; this file has no SDK in it.
+ */
+import { isUtf8 } from "node:buffer";
+import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { AckSource, ReceivedRecord, SourceRecord } from "./types.js";
+
+export type DecodedBody = { value: unknown } | { error: string };
+
+/**
+ * A message body as a record: UTF-8 JSON, strictly. A JSON object is the record; any other JSON
+ * value arrives as `{ data }` (it reaches validation and is usually quarantined by the contract,
+ * like every other connector does it). Text that is not JSON, or bytes that are not UTF-8, are a
+ * decode error: a poison message, quarantined with its raw payload (I6).
+ */
+/** Callbacks every queue connector takes. */
+export interface QueueHooks {
+  /** Iterator API only: a message whose body cannot be decoded (default: a warning). */
+  onPoison?: (record: SourceRecord) => void;
+  /** Non-fatal problems (a lost lease, a failed renewal). Default: process.emitWarning. */
+  onWarning?: (message: string) => void;
+}
+
+export function decodeBody(body: string | Uint8Array | undefined | null): DecodedBody {
+  if (body === undefined || body === null) return { error: "message has no body" };
+  let text: string;
+  if (typeof body === "string") {
+    text = body;
+  } else {
+    if (!isUtf8(body)) return { error: "body is not valid UTF-8" };
+    text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    return { error: `body is not JSON: ${(err as Error).message}` };
+  }
+  return { value: wrapJson(v) };
+}
+
+/** A parsed JSON value as a record: objects as they are, anything else as `{ data }`. */
+export function wrapJson(v: unknown): unknown {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? v : { data: v };
+}
+
+/** A failed acknowledgement, delete, completion or settlement that was not a lost lease. */
+export class QueueAckError extends LakeLogicError {
+  constructor(connector: string, operation: string, detail: string, options?: { cause?: unknown }) {
+    super(
+      "QUEUE_ACK_FAILED",
+      `${connector}: ${operation} failed after the batch was committed: ${detail}. The rows are safe; the ` +
+        `messages will be delivered again and merged without duplicates (append targets would duplicate them)`,
+      options,
+    );
+  }
+}
+
+/** The queue service refused or failed a receive. */
+export class QueueReceiveError extends LakeLogicError {
+  constructor(connector: string, detail: string, options?: { cause?: unknown }) {
+    super("QUEUE_RECEIVE_FAILED", `${connector}: receive failed: ${detail}`, options);
+  }
+}
+
+export interface Lease<M> {
+  message: M;
+  /** When the current lease ends (ms since epoch). */
+  expiresAt: number;
+  /** How long a lease lasts when renewed (ms). */
+  leaseMs: number;
+  /** When the message was first received (ms since epoch). */
+  receivedAt: number;
+}
+
+export interface LeaseKeeperOptions<M> {
+  /** Renew these leases; return the new expiry of each (ms since epoch), or undefined if unknown. */
+  renew(leases: Array<Lease<M>>): Promise<Array<number | undefined>>;
+  /** Stop renewing a lease after the message has been held this long (ms). */
+  maxHoldMs: number;
+  /** A renewal failed (the lease may be lost; the message will come back and be merged). */
+  onError(err: unknown): void;
+}
+
+/**
+ * Leases of received but not yet settled messages, renewed once less than half of a lease is
+ * left — by a timer of its own, so that a batch stays leased however it is driven (StreamSink
+ * calls `extend` every 10 s; the Temporal activities never do) and a batch that takes longer than
+ * half the visibility timeout keeps its messages invisible. After `maxHoldMs` a message is left to
+ * expire, so a batch that was abandoned (e.g. its workflow moved on) is not held forever.
+ * The timer is unref'd: it never keeps a process alive.
+ */
+export class LeaseKeeper<K, M> {
+  private readonly leases = new Map<K, Lease<M>>();
+  private timer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+  private tickMs = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly o: LeaseKeeperOptions<M>) {}
+
+  get size(): number {
+    return this.leases.size;
+  }
+
+  hold(key: K, message: M, leaseMs: number, expiresAt = Date.now() + leaseMs): void {
+    this.leases.set(key, { message, leaseMs, expiresAt, receivedAt: Date.now() });
+    // Check four times per shortest lease, so a renewal happens between 1/2 and 1/4 left.
+    const tick = Math.max(100, Math.floor(leaseMs / 4));
+    if (tick < this.tickMs || !this.timer) {
+      this.tickMs = tick;
+      if (this.timer) clearInterval(this.timer);
+      this.timer = setInterval(() => void this.renewDue(), tick);
+      this.timer.unref();
+    }
+  }
+
+  get(key: K): Lease<M> | undefined {
+    return this.leases.get(key);
+  }
+
+  release(key: K): Lease<M> | undefined {
+    const lease = this.leases.get(key);
+    this.leases.delete(key);
+    if (this.leases.size === 0) this.stopTimer();
+    return lease;
+  }
+
+  all(): Array<Lease<M>> {
+    return [...this.leases.values()];
+  }
+
+  /** Renew every held lease (of `keys`, or all) with less than half of it left. */
+  renewDue(keys?: Iterable<K>): Promise<void> {
+    // One renewal at a time: a slow service must not pile up overlapping calls.
+    if (this.renewing) return this.renewing;
+    const now = Date.now();
+    const due: Array<Lease<M>> = [];
+    const candidates = keys ? [...keys].map((k) => this.leases.get(k)) : [...this.leases.values()];
+    for (const l of candidates) {
+      if (!l) continue;
+      if (now - l.receivedAt >= this.o.maxHoldMs) continue;
+      if (l.expiresAt - now < l.leaseMs / 2) due.push(l);
+    }
+    if (due.length === 0) return Promise.resolve();
+    this.renewing = (async () => {
+      try {
+        const expiries = await this.o.renew(due);
+        const at = Date.now();
+        due.forEach((l, i) => {
+          l.expiresAt = expiries[i] ?? at + l.leaseMs;
+        });
+      } catch (err) {
+        this.o.onError(err);
+      } finally {
+        this.renewing = undefined;
+      }
+    })();
+    return this.renewing;
+  }
+
+  close(): void {
+    this.stopTimer();
+    this.leases.clear();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.tickMs = Number.POSITIVE_INFINITY;
+  }
+}
+
+export interface QueueStreamOptions {
+  /** Messages asked for per receive. */
+  max: number;
+  /** Longest wait of one receive (ms). */
+  waitMs: number;
+  /** A poison message (not decodable): handed here, then settled as poison (default: a warning). */
+  onPoison: ((record: SourceRecord) => void) | undefined;
+  warn: (message: string) => void;
+  description: string;
+  signal: AbortSignal;
+}
+
+/**
+ * The iterator API over an ack source: decoded values, one by one. A received batch is
+ * acknowledged once the caller asks for the value after its last one (it is done with all of
+ * them); when the loop stops early, the values it finished are acknowledged and the rest are
+ * given back (nack), so nothing the caller did not finish is lost.
+ */
+export async function* ackSourceStream<T>(source: AckSource<T>, o: QueueStreamOptions): AsyncGenerator<unknown> {
+  while (!o.signal.aborted) {
+    let batch: Array<ReceivedRecord<T>>;
+    try {
+      batch = await source.receive(o.max, o.waitMs, o.signal);
+    } catch (err) {
+      if (o.signal.aborted) return;
+      throw err;
+    }
+    let done = 0;
+    try {
+      for (const r of batch) {
+        if (r.decodeError !== undefined) {
+          if (o.onPoison) o.onPoison(r);
+          else o.warn(`${o.description}: poison message ${JSON.stringify(r.position)} settled without a record: ${r.decodeError}`);
+        } else {
+          yield r.value;
+        }
+        done++;
+      }
+    } finally {
+      // `done` values were finished by the caller; a value it held when it stopped was not.
+      const finished = batch.slice(0, done).map((r) => r.ackToken);
+      const rest = batch.slice(done).map((r) => r.ackToken);
+      if (rest.length > 0) await source.nack?.(rest).catch(() => undefined);
+      if (finished.length > 0) await source.ack(finished);
+    }
+  }
+}
+
+/**
+ * The iterator API of one queue connector: at most one `stream()` loop at a time, and a way for
+ * `close()` to end it.
+ */
+export class SingleStream {
+  private current: AbortController | undefined;
+
+  async *run<T>(source: AckSource<T>, o: Omit<QueueStreamOptions, "signal">): AsyncGenerator<unknown> {
+    if (this.current) throw new ConfigError("stream", `${o.description}: stream() is already being iterated`);
+    const controller = new AbortController();
+    this.current = controller;
+    try {
+      yield* ackSourceStream(source, { ...o, signal: controller.signal });
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  abort(): void {
+    this.current?.abort();
+  }
+}
+
+/** Run `fn` over `items` with at most `limit` in flight; results in order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export { sleep } from "../../util/wait.js";
+
+export function positiveInteger(option: string, value: unknown, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(option, `expected a whole number ${range}; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof Error) {
+    const name = err.name && err.name !== "Error" && !err.message.startsWith(err.name) ? `${err.name}: ` : "";
+    return `${name}${err.message}`;
+  }
+  return String(err);
+}
+
+export const defaultWarn = (code: string) => (message: string) => process.emitWarning(message, { code });

@@ -1,0 +1,146 @@
+import { ConfigError, MissingDependencyError } from "../../errors.js";
+import { didYouMean } from "../../contract/suggest.js";
+
+/**
+ * Every connector declares its options once, as data. Validation of user config (from code, a
+ * contract's `source:` block or a Temporal workflow's JSON input) and the reference docs are both
+ * derived from that declaration, so they cannot drift apart.
+ */
+export type OptionType = "string" | "number" | "integer" | "boolean" | "string[]" | "object" | "any";
+
+export interface OptionSpec {
+  type: OptionType;
+  description: string;
+  required?: boolean;
+  default?: unknown;
+  /** Allowed values for strings. */
+  enum?: readonly string[];
+  min?: number;
+  max?: number;
+  /** Never echoed back in messages or docs examples. */
+  secret?: boolean;
+}
+
+export interface ComponentSpec {
+  /** The `type` in a JSON source config, e.g. `kafka`. */
+  type: string;
+  /** `cursor`: replayable position; `ack`: acknowledged queue; `push`: no cursor, bounded buffer. */
+  kind: "cursor" | "ack" | "push";
+  summary: string;
+  /** The optional peer package the connector needs. */
+  peerDependency?: string;
+  options: Record<string, OptionSpec>;
+  /** Extra cross-field checks, returning a message for the first problem. */
+  check?: (options: Record<string, unknown>) => { option: string; message: string } | undefined;
+}
+
+const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Validate `input` against `spec`: snake_case keys are accepted as their camelCase twins,
+ * defaults are applied, and every problem names the option and what was expected.
+ */
+export function parseOptions(spec: ComponentSpec, input: Record<string, unknown>): Record<string, unknown> {
+  const where = (option: string) => `source ${spec.type}: ${option}`;
+  const out: Record<string, unknown> = {};
+  const known = Object.keys(spec.options);
+  for (const [rawKey, value] of Object.entries(input)) {
+    if (rawKey === "type") continue;
+    const key = camel(rawKey);
+    if (!(key in spec.options)) {
+      const hint = didYouMean(key, known);
+      throw new ConfigError(
+        where(rawKey),
+        `unknown option${hint ? `; did you mean "${hint}"?` : ""} Known options: ${known.join(", ")}`,
+      );
+    }
+    out[key] = value;
+  }
+  for (const [key, opt] of Object.entries(spec.options)) {
+    let value = out[key];
+    if (value === undefined || value === null) {
+      if (opt.required) throw new ConfigError(where(key), `is required: ${opt.description}`);
+      if (opt.default !== undefined) out[key] = structuredClone(opt.default);
+      continue;
+    }
+    value = coerce(opt, value, where(key));
+    out[key] = value;
+  }
+  const problem = spec.check?.(out);
+  if (problem) throw new ConfigError(where(problem.option), problem.message);
+  return out;
+}
+
+function coerce(opt: OptionSpec, value: unknown, where: string): unknown {
+  const shown = opt.secret ? "<secret>" : JSON.stringify(value);
+  const fail = (expected: string): never => {
+    throw new ConfigError(where, `expected ${expected}; got ${shown}`);
+  };
+  switch (opt.type) {
+    case "string":
+      if (typeof value !== "string" || value === "") fail("a non-empty string");
+      if (opt.enum && !opt.enum.includes(value as string)) fail(`one of ${opt.enum.join(", ")}`);
+      return value;
+    case "number":
+    case "integer": {
+      // JSON configs written by hand often quote numbers; accept numeric strings.
+      const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+      if (typeof n !== "number" || !Number.isFinite(n)) fail(opt.type === "integer" ? "a whole number" : "a number");
+      if (opt.type === "integer" && !Number.isInteger(n)) fail("a whole number");
+      if (opt.min !== undefined && (n as number) < opt.min) fail(`a number >= ${opt.min}`);
+      if (opt.max !== undefined && (n as number) > opt.max) fail(`a number <= ${opt.max}`);
+      return n;
+    }
+    case "boolean":
+      if (value === "true") return true;
+      if (value === "false") return false;
+      if (typeof value !== "boolean") fail("true or false");
+      return value;
+    case "string[]": {
+      // A comma-separated string is the natural form on a command line.
+      const list = typeof value === "string" ? value.split(",").map((s) => s.trim()).filter(Boolean) : value;
+      if (!Array.isArray(list) || list.length === 0 || !list.every((s) => typeof s === "string" && s !== "")) {
+        fail("a non-empty list of strings (or a comma-separated string)");
+      }
+      return list;
+    }
+    case "object":
+      if (typeof value !== "object" || value === null || Array.isArray(value)) fail("an object");
+      return value;
+    case "any":
+      return value;
+  }
+}
+
+/** Markdown reference for one component, generated from its spec. */
+export function renderSpecMarkdown(spec: ComponentSpec): string {
+  const lines = [
+    `### \`${spec.type}\``,
+    "",
+    spec.summary,
+    "",
+    `Kind: **${spec.kind}**${spec.peerDependency ? ` · needs \`npm install ${spec.peerDependency}\`` : ""}`,
+    "",
+    "| option | type | required | default | description |",
+    "|---|---|---|---|---|",
+  ];
+  for (const [key, o] of Object.entries(spec.options)) {
+    const type = o.enum ? o.enum.map((e) => `\`${e}\``).join(" \\| ") : o.type;
+    const def = o.default === undefined ? "" : `\`${JSON.stringify(o.default)}\``;
+    lines.push(`| \`${key}\` | ${type} | ${o.required ? "yes" : ""} | ${def} | ${o.description.replace(/\|/g, "\\|")} |`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** Import an optional peer dependency, or say exactly what to install. */
+export async function requirePeer<T>(packageName: string, feature: string): Promise<T> {
+  try {
+    return (await import(packageName)) as T;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
+      throw new MissingDependencyError(packageName, feature, { cause: err });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,112 @@
+import type { Cursor } from "../../checkpoint/types.js";
+
+/**
+ * One record as a source hands it over. `value` is the decoded event; when decoding failed,
+ * `decodeError` says why and `raw` keeps the payload, and the sink quarantines it (I6).
+ */
+export interface SourceRecord {
+  value: unknown;
+  /** The payload as received (text, or bytes kept as base64 in quarantine). */
+  raw?: string | Uint8Array;
+  decodeError?: string;
+  /** Where the record sits in its source (offset, event id, row key): kept with quarantined rows. */
+  position?: unknown;
+  /** Approximate size for byte-based batch cuts; measured from `raw` or the JSON when absent. */
+  bytes?: number;
+  /** Transport metadata (headers, attributes), kept for the caller. */
+  meta?: Record<string, unknown>;
+}
+
+export type RunMode = "available_now" | "continuous";
+
+export interface ReadOptions {
+  mode: RunMode;
+  signal: AbortSignal;
+}
+
+/** Lag as far as the source can tell it. */
+export interface SourceLag {
+  /** Records (or messages) not yet read. */
+  records?: number;
+  /** Bytes not yet read (file sources). */
+  bytes?: number;
+  /** Age in ms of the oldest unread record. */
+  oldestAgeMs?: number;
+}
+
+/**
+ * A source with a native, replayable position. The sink seeks to the committed cursor, reads,
+ * and after each commit stores `currentCursor()` — which must describe exactly the records
+ * yielded so far, never records that were prefetched but not yet yielded.
+ */
+export interface CursorSource {
+  readonly kind: "cursor";
+  /** Short description for messages, e.g. `kafka orders`. */
+  readonly description: string;
+  /**
+   * True when `seek(cursor)` gives back every record after `cursor`, in the same order, every
+   * time, and no other stream reads the same records (files, keyset-paged tables, replayable
+   * iterables). The lake then replaces the quarantine rows of a batch that never committed
+   * instead of looking up every stored row (docs/lake.md, "Quarantine"). Leave it unset when a
+   * resumed source may skip or reorder records (a live feed) or hand them to another stream (a
+   * Kafka consumer group).
+   */
+  readonly replays?: boolean;
+  seek(cursor: Cursor | undefined): Promise<void>;
+  currentCursor(): Cursor | undefined;
+  /**
+   * Capture the end snapshot for `available_now` (I7). After it is called, `read` ends at
+   * the snapshot. Sources without it end `available_now` when `read` is exhausted.
+   * Called with a snapshot, the source adopts it instead of capturing a new one: the Temporal
+   * runtime captures the end once per drain and hands it to whichever worker reads next.
+   */
+  endCursor?(snapshot?: Cursor): Promise<Cursor | undefined>;
+  read(options: ReadOptions): AsyncIterable<SourceRecord>;
+  /** How far `cursor` is from the start towards `end` (0..1), for progress bars; when computable. */
+  progress?(cursor: Cursor, end: Cursor): number | undefined;
+  /** Called after each commit with the committed cursor (e.g. Kafka group commit). */
+  committed?(cursor: Cursor): Promise<void>;
+  lag?(): Promise<SourceLag | undefined>;
+  close?(): Promise<void>;
+}
+
+/**
+ * Optional on the iterator that `CursorSource.read()` returns: the next record when it is already
+ * at hand (e.g. the next line of a chunk the source has read), taken without a promise, or
+ * undefined when getting it needs a wait (then `next()`). A batch collector takes records this
+ * way while it can, so a chunk's records cost no promise each. It must yield exactly what `next()`
+ * would, in the same order, and `currentCursor()` must describe the records taken so far.
+ */
+export interface BufferedRecordIterator extends AsyncIterator<SourceRecord> {
+  takeBuffered(): SourceRecord | undefined;
+}
+
+export interface ReceivedRecord<Token = unknown> extends SourceRecord {
+  ackToken: Token;
+  /**
+   * When the broker accepted the message (ms since the epoch, the broker's clock), if it says.
+   * An available_now run leaves messages produced after it started for the next run (I7).
+   */
+  producedAt?: number;
+}
+
+/** A queue: messages are leased, then acknowledged only after the batch is committed (I8). */
+export interface AckSource<Token = unknown> {
+  readonly kind: "ack";
+  readonly description: string;
+  receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<Token>>>;
+  ack(tokens: Token[]): Promise<void>;
+  nack?(tokens: Token[]): Promise<void>;
+  /** Keep leases alive while a batch is in flight. */
+  extend?(tokens: Token[]): Promise<void>;
+  lag?(): Promise<SourceLag | undefined>;
+  close?(): Promise<void>;
+}
+
+export type Source = CursorSource | AckSource;
+
+/** Anything with the connectors' iterator API. */
+export interface StreamConnector {
+  stream(): AsyncIterable<unknown>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,407 @@
+import { waitUntil } from "../../util/wait.js";
+import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
+import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
+import {
+  LeaseKeeper,
+  QueueAckError,
+  QueueReceiveError,
+  SingleStream,
+  chunks,
+  decodeBody,
+  defaultWarn,
+  errorText,
+  mapLimit,
+  wrapJson,
+  type DecodedBody,
+  type Lease,
+  type QueueHooks,
+} from "../core/queue.js";
+import type { SourceFactory } from "../core/registry.js";
+import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+
+type EventGridModule = typeof import("@azure/eventgrid-namespaces");
+type IdentityModule = typeof import("@azure/identity");
+
+export interface EventGridConnectorOptions extends QueueHooks {
+  /** Namespace endpoint, e.g. `https://<namespace>.<region>-1.eventgrid.azure.net`. */
+  endpoint: string;
+  topicName: string;
+  subscriptionName: string;
+  /** Events per receive call, 1–100. Default 100. */
+  maxEvents?: number;
+  /** Long-poll of one receive call in seconds, 10–120. Default 10. */
+  maxWaitTimeSeconds?: number;
+  /** Access key of the namespace; without it, DefaultAzureCredential. */
+  accessKey?: string;
+  /** The subscription's receive lock duration (seconds); locks are renewed at half of it. Default 60. */
+  lockDurationSeconds?: number;
+  /** Stop renewing an event's lock after it was held this long (seconds). Default 3600. */
+  maxLockRenewalSeconds?: number;
+  /** The record is the CloudEvent's `data` (default true); false: the whole event. */
+  unwrapData?: boolean;
+}
+
+/** Plain data: the lock token, and whether the event is poison (then it is rejected, not acknowledged). */
+export interface EventGridAckToken {
+  lockToken: string;
+  eventId: string;
+  poison?: string;
+}
+
+export interface EventGridEventMeta {
+  id: string;
+  source: string;
+  type: string;
+  subject?: string;
+  time?: string;
+  dataContentType?: string;
+  deliveryCount: number;
+}
+
+export const eventgridSpec: ComponentSpec = {
+  type: "eventgrid",
+  kind: "ack",
+  summary:
+    "Azure Event Grid namespace topic subscription, pull delivery (CloudEvents). An event is acknowledged by " +
+    "its lock token only after its batch committed, released on failure, rejected when poison; locks are " +
+    "renewed while a batch is in flight. An access key, or DefaultAzureCredential.",
+  peerDependency: "@azure/eventgrid-namespaces",
+  options: {
+    endpoint: { type: "string", required: true, description: "Namespace endpoint, e.g. `https://<namespace>.<region>-1.eventgrid.azure.net`." },
+    topicName: { type: "string", required: true, description: "Namespace topic." },
+    subscriptionName: { type: "string", required: true, description: "Event subscription of the topic, with delivery mode *queue* (pull)." },
+    maxEvents: { type: "integer", min: 1, max: 100, default: 100, description: "Events per receive call (the service allows 1–100)." },
+    maxWaitTimeSeconds: { type: "integer", min: 10, max: 120, default: 10, description: "Long-poll of one receive call (the service allows 10–120 s). A receive returns after the sink's batch time even while the poll goes on; events it brings are kept, locked, for the next one." },
+    accessKey: { type: "string", secret: true, description: "Namespace access key. Default: `DefaultAzureCredential` (needs `@azure/identity`)." },
+    lockDurationSeconds: { type: "integer", min: 1, max: 300, default: 60, description: "The subscription's receive lock duration; locks are renewed when half of it is left." },
+    maxLockRenewalSeconds: { type: "integer", min: 1, default: 3600, description: "Stop renewing an event's lock after it was held this long." },
+    unwrapData: { type: "boolean", default: true, description: "The record is the CloudEvent's `data` (envelope fields go to `meta`); false makes it the whole event." },
+  },
+  check: (o) => {
+    const endpoint = o.endpoint as string;
+    if (!/^https?:\/\/[^/]+/.test(endpoint)) {
+      return { option: "endpoint", message: `expected an https URL like https://<namespace>.<region>-1.eventgrid.azure.net; got ${JSON.stringify(endpoint)}` };
+    }
+    // Plain http only to this machine (a local test server): a key must not cross a network in clear.
+    if (endpoint.startsWith("http://") && !isLoopback(endpoint)) {
+      return { option: "endpoint", message: `expected https (plain http is accepted only for 127.0.0.1, localhost or [::1]); got ${JSON.stringify(endpoint)}` };
+    }
+    return undefined;
+  },
+};
+
+interface Held {
+  detail: ReceiveDetails<unknown>;
+  eventTime: number | undefined;
+}
+
+/**
+ * Azure Event Grid pull delivery as an ack source (StreamSink, Temporal) and a connector (`stream()`).
+ *
+ * One receive call (a long poll of `maxWaitTimeSeconds`) is in flight at a time and only while
+ * nothing is buffered, so at most `maxEvents` events are held before the sink takes them (I5).
+ * Received events are locked; their locks are renewed when half is left, until `ack` — called by
+ * the sink only after the commit (I8) — acknowledges them by lock token, or rejects the poison
+ * ones (the service dead-letters them when the subscription has a dead-letter destination).
+ * `nack` releases events for immediate redelivery. A lock token the service no longer knows
+ * (the lock expired) is reported, not fatal: that event is delivered again and merged.
+ */
+export class EventGridConnector implements AckSource<EventGridAckToken>, StreamConnector {
+  readonly kind = "ack" as const;
+  readonly description: string;
+  private readonly o: Required<Omit<EventGridConnectorOptions, "accessKey" | "onPoison" | "onWarning">> &
+    Pick<EventGridConnectorOptions, "accessKey" | "onPoison">;
+  private readonly warn: (message: string) => void;
+  private client: Promise<EventGridReceiverClient> | undefined;
+  private readonly buffer: Array<ReceiveDetails<unknown>> = [];
+  private readonly held = new Map<string, Held>();
+  private readonly leases: LeaseKeeper<string, string>;
+  private poll: Promise<void> | undefined;
+  private pollAbort: AbortController | undefined;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+  private lastOldestEvent: number | undefined;
+  private readonly streaming = new SingleStream();
+  private closed = false;
+
+  constructor(options: EventGridConnectorOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new ConfigError("EventGridConnector", "expected options { endpoint, topicName, subscriptionName, maxEvents?, maxWaitTimeSeconds? }");
+    }
+    const { onPoison, onWarning, ...rest } = options;
+    const o = parseOptions(eventgridSpec, rest as Record<string, unknown>) as unknown as EventGridConnectorOptions;
+    this.o = {
+      endpoint: o.endpoint.replace(/\/+$/, ""),
+      topicName: o.topicName,
+      subscriptionName: o.subscriptionName,
+      maxEvents: o.maxEvents!,
+      maxWaitTimeSeconds: o.maxWaitTimeSeconds!,
+      lockDurationSeconds: o.lockDurationSeconds!,
+      maxLockRenewalSeconds: o.maxLockRenewalSeconds!,
+      unwrapData: o.unwrapData!,
+      accessKey: o.accessKey,
+      onPoison,
+    };
+    this.warn = onWarning ?? defaultWarn("LAKELOGIC_EVENTGRID");
+    this.description = `eventgrid ${this.o.endpoint.replace(/^https?:\/\//, "")}/${o.topicName}/${o.subscriptionName}`;
+    this.leases = new LeaseKeeper<string, string>({
+      maxHoldMs: this.o.maxLockRenewalSeconds * 1000,
+      renew: (leases) => this.renew(leases),
+      onError: (err) => this.warn(`${this.description}: lock renewal failed: ${errorText(err)}`),
+    });
+  }
+
+  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<EventGridAckToken>>> {
+    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+    if (max <= 0) return [];
+    const deadline = Date.now() + waitMs;
+    while (this.buffer.length === 0 && !this.failure && !signal.aborted && !this.closed) {
+      void this.startPoll();
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await waitUntil(left, signal, (wake) => (this.wake = wake));
+    }
+    if (this.failure) {
+      const err = this.failure;
+      this.failure = undefined;
+      throw err;
+    }
+    const taken = this.buffer.splice(0, max);
+    let oldest: number | undefined;
+    const records = taken.map((d) => {
+      const t = d.event.time?.getTime();
+      if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
+      this.held.set(d.brokerProperties.lockToken, { detail: d, eventTime: t });
+      return this.toRecord(d);
+    });
+    if (oldest !== undefined) this.lastOldestEvent = oldest;
+    return records;
+  }
+
+  /** Acknowledge (or, for poison, reject) by lock token — after the commit (I8). */
+  async ack(tokens: EventGridAckToken[]): Promise<void> {
+    if (tokens.length === 0) return;
+    const client = await this.sdkClient();
+    const poison = tokens.filter((t) => t.poison !== undefined).map((t) => t.lockToken);
+    const good = tokens.filter((t) => t.poison === undefined).map((t) => t.lockToken);
+    for (const t of tokens) this.forget(t.lockToken);
+    const run = async (op: "acknowledgeEvents" | "rejectEvents", lockTokens: string[]) => {
+      await mapLimit(chunks(lockTokens, 100), 4, async (chunk) => {
+        let failed: FailedLockToken[];
+        try {
+          failed = (await client[op](chunk)).failedLockTokens;
+        } catch (err) {
+          throw new QueueAckError(this.description, op, errorText(err), { cause: err });
+        }
+        this.reportFailed(op, failed);
+      });
+    };
+    await run("acknowledgeEvents", good);
+    await run("rejectEvents", poison);
+  }
+
+  /** Release: the events are delivered again at once. */
+  async nack(tokens: EventGridAckToken[]): Promise<void> {
+    if (tokens.length === 0) return;
+    for (const t of tokens) this.forget(t.lockToken);
+    await this.release(tokens.map((t) => t.lockToken));
+  }
+
+  /** Renew the locks of these events if less than half of a lock is left. */
+  async extend(tokens: EventGridAckToken[]): Promise<void> {
+    await this.leases.renewDue(tokens.map((t) => t.lockToken));
+  }
+
+  /**
+   * `oldestAgeMs`: age of the oldest event held now (or last received), from its CloudEvent
+   * `time`. The data plane reports no backlog, so `records` is not reported.
+   */
+  async lag(): Promise<SourceLag | undefined> {
+    let oldest: number | undefined;
+    for (const h of this.held.values()) if (h.eventTime !== undefined && (oldest === undefined || h.eventTime < oldest)) oldest = h.eventTime;
+    oldest ??= this.lastOldestEvent;
+    return oldest === undefined ? undefined : { oldestAgeMs: Math.max(0, Date.now() - oldest) };
+  }
+
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: this.o.maxEvents,
+      waitMs: this.o.maxWaitTimeSeconds * 1000,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
+  }
+
+  /** Stop polling and release every event still held or buffered. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.streaming.abort();
+    this.pollAbort?.abort();
+    this.wake?.();
+    await this.poll?.catch(() => undefined);
+    const tokens = [...this.held.keys(), ...this.buffer.map((d) => d.brokerProperties.lockToken)];
+    this.held.clear();
+    this.buffer.length = 0;
+    if (tokens.length > 0 && this.client) await this.release(tokens).catch(() => undefined);
+    this.leases.close();
+  }
+
+  private startPoll(): Promise<void> {
+    if (this.poll || this.closed) return this.poll ?? Promise.resolve();
+    const abort = new AbortController();
+    this.pollAbort = abort;
+    this.poll = (async () => {
+      try {
+        const client = await this.sdkClient();
+        const result = await client.receiveEvents<unknown>({
+          maxEvents: this.o.maxEvents,
+          maxWaitTime: this.o.maxWaitTimeSeconds,
+          abortSignal: abort.signal,
+        });
+        const leaseMs = this.o.lockDurationSeconds * 1000;
+        for (const d of result.details) {
+          this.leases.hold(d.brokerProperties.lockToken, d.brokerProperties.lockToken, leaseMs);
+          if (this.closed) await this.release([d.brokerProperties.lockToken]).catch(() => undefined);
+          else this.buffer.push(d);
+        }
+      } catch (err) {
+        if (!abort.signal.aborted && !this.closed) this.failure = this.receiveError(err);
+      } finally {
+        this.poll = undefined;
+        this.pollAbort = undefined;
+        this.wake?.();
+      }
+    })();
+    return this.poll;
+  }
+
+  private toRecord(d: ReceiveDetails<unknown>): ReceivedRecord<EventGridAckToken> {
+    const e = d.event;
+    const position = { eventId: e.id, source: e.source };
+    const meta: EventGridEventMeta = { id: e.id, source: e.source, type: e.type, deliveryCount: d.brokerProperties.deliveryCount };
+    if (e.subject) meta.subject = e.subject;
+    if (e.time) meta.time = e.time.toISOString();
+    if (e.dataContentType) meta.dataContentType = e.dataContentType;
+    const token: EventGridAckToken = { lockToken: d.brokerProperties.lockToken, eventId: e.id };
+    if (!this.o.unwrapData) {
+      return { value: envelopeOf(e), position, meta: { ...meta }, ackToken: token };
+    }
+    const { decoded, raw } = decodeEventData(e.data);
+    if ("error" in decoded) {
+      token.poison = decoded.error;
+      return { value: undefined, ...(raw !== undefined ? { raw } : {}), decodeError: decoded.error, position, meta: { ...meta }, ackToken: token };
+    }
+    return { value: decoded.value, position, meta: { ...meta }, ackToken: token };
+  }
+
+  private forget(lockToken: string): void {
+    this.held.delete(lockToken);
+    this.leases.release(lockToken);
+  }
+
+  private async release(lockTokens: string[]): Promise<void> {
+    const client = await this.sdkClient();
+    await mapLimit(chunks(lockTokens, 100), 4, async (chunk) => {
+      try {
+        this.reportFailed("releaseEvents", (await client.releaseEvents(chunk)).failedLockTokens);
+      } catch (err) {
+        this.warn(`${this.description}: could not release events (they come back when their locks expire): ${errorText(err)}`);
+      }
+    });
+  }
+
+  private async renew(leases: Array<Lease<string>>): Promise<Array<number | undefined>> {
+    const client = await this.sdkClient();
+    const tokens = leases.map((l) => l.message);
+    const failed = new Set<string>();
+    for (const chunk of chunks(tokens, 100)) {
+      const out = await client.renewEventLocks(chunk);
+      for (const f of out.failedLockTokens) failed.add(f.lockToken);
+      this.reportFailed("renewEventLocks", out.failedLockTokens);
+    }
+    const at = Date.now() + this.o.lockDurationSeconds * 1000;
+    return tokens.map((t) => (failed.has(t) ? Number.POSITIVE_INFINITY : at));
+  }
+
+  private reportFailed(op: string, failed: FailedLockToken[]): void {
+    if (failed.length === 0) return;
+    // The service refuses a lock token only when it is unknown or expired: the event is (or will
+    // be) delivered again and a merge target absorbs it.
+    const sample = failed.slice(0, 3).map((f) => `${f.error?.code ?? "error"}: ${f.error?.message ?? ""}`.trim());
+    this.warn(`${this.description}: ${op} refused ${failed.length} lock tokens (${sample.join("; ")}); those events will be delivered again`);
+  }
+
+  private sdkClient(): Promise<EventGridReceiverClient> {
+    this.client ??= (async () => {
+      const sdk = await requirePeer<EventGridModule>("@azure/eventgrid-namespaces", "The Event Grid connector");
+      let credential: ConstructorParameters<EventGridModule["EventGridReceiverClient"]>[1];
+      if (this.o.accessKey) {
+        credential = new sdk.AzureKeyCredential(this.o.accessKey);
+      } else {
+        const identity = await requirePeer<IdentityModule>("@azure/identity", "The Event Grid connector without accessKey (DefaultAzureCredential)");
+        credential = new identity.DefaultAzureCredential();
+      }
+      const insecure = this.o.endpoint.startsWith("http://"); // loopback only, checked by the spec
+      return new sdk.EventGridReceiverClient(this.o.endpoint, credential, this.o.topicName, this.o.subscriptionName, insecure ? { allowInsecureConnection: true } : {});
+    })();
+    this.client.catch(() => (this.client = undefined));
+    return this.client;
+  }
+
+  private receiveError(err: unknown): Error {
+    const status = (err as { statusCode?: number }).statusCode;
+    const text = errorText(err);
+    if (status === 401 || status === 403) {
+      return new QueueReceiveError(
+        this.description,
+        `not authorized (HTTP ${status}): check accessKey, or give the DefaultAzureCredential identity the "EventGrid Data Receiver" role (${text})`,
+        { cause: err },
+      );
+    }
+    if (status === 404) {
+      return new QueueReceiveError(this.description, `not found (HTTP 404): check endpoint, topicName and subscriptionName (${text})`, { cause: err });
+    }
+    return new QueueReceiveError(this.description, text, { cause: err });
+  }
+}
+
+/**
+ * A CloudEvent's data as a record. JSON data arrives parsed (an object is the record; other JSON
+ * values arrive as `{ data }`); string data — also what the SDK makes of `data_base64` — must be
+ * JSON text; anything else is a poison event.
+ */
+export function decodeEventData(data: unknown): { decoded: DecodedBody; raw?: string | Uint8Array } {
+  if (data === undefined || data === null) return { decoded: { error: "event has no data" } };
+  if (typeof data === "string") return { decoded: decodeBody(data), raw: data };
+  if (data instanceof Uint8Array) return { decoded: decodeBody(data), raw: new Uint8Array(data) };
+  return { decoded: { value: wrapJson(data) } };
+}
+
+function isLoopback(url: string): boolean {
+  try {
+    const host = new URL(url).hostname;
+    return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  } catch {
+    return false;
+  }
+}
+
+function envelopeOf(e: CloudEvent<unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { specversion: e.specVersion ?? "1.0", id: e.id, source: e.source, type: e.type };
+  if (e.subject !== undefined) out.subject = e.subject;
+  if (e.time !== undefined) out.time = e.time.toISOString();
+  if (e.dataContentType !== undefined) out.datacontenttype = e.dataContentType;
+  if (e.dataSchema !== undefined) out.dataschema = e.dataSchema;
+  if (e.data !== undefined) out.data = e.data;
+  return out;
+}
+
+/** `{ "type": "eventgrid", "endpoint": "...", "topicName": "...", "subscriptionName": "..." }`. */
+export const eventgridSourceFactory: SourceFactory = {
+  spec: eventgridSpec,
+  create: (o) => new EventGridConnector(o as unknown as EventGridConnectorOptions),
+};
+

@@ -1,0 +1,292 @@
+import { waitUntil } from "../../util/wait.js";
+import { isUtf8 } from "node:buffer";
+import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
+import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
+import { QueueReceiveError, SingleStream, decodeBody, defaultWarn, errorText, type QueueHooks } from "../core/queue.js";
+import type { SourceFactory } from "../core/registry.js";
+import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+
+type PubSubModule = typeof import("@google-cloud/pubsub");
+
+export interface PubSubConnectorOptions extends QueueHooks {
+  /** Google Cloud project. Default: the one in a full subscription name, else ADC / GOOGLE_CLOUD_PROJECT. */
+  projectId?: string;
+  /** Subscription name, or `projects/<project>/subscriptions/<name>`. */
+  subscription: string;
+  /** Flow control: most messages leased at once (buffered + in the batch being written). Default 1000. */
+  maxMessages?: number;
+  /** Flow control: most bytes leased at once. Default 100 MiB. */
+  maxBytes?: number;
+  /** Fix the ack deadline the client asks for (10–600 s); default: adaptive (10 s up to the 99th percentile of ack times). */
+  ackDeadlineSeconds?: number;
+  /** Stop extending a message's deadline after it was held this long. Default 60. */
+  maxExtensionMinutes?: number;
+  /** API endpoint (`host:port`); default Google's, or `PUBSUB_EMULATOR_HOST` when set. */
+  apiEndpoint?: string;
+  /** Streaming pull connections. Default 5 (the client's default). */
+  streams?: number;
+}
+
+/** Plain data: which delivery of which message to acknowledge. */
+export interface PubSubAckToken {
+  ackId: string;
+  messageId: string;
+  poison: boolean;
+}
+
+export interface PubSubMessageMeta {
+  messageId: string;
+  publishTime: string;
+  attributes: Record<string, string>;
+  orderingKey?: string;
+  /** Set when the subscription has a dead-letter policy. */
+  deliveryAttempt?: number;
+}
+
+export const pubsubSpec: ComponentSpec = {
+  type: "pubsub",
+  kind: "ack",
+  summary:
+    "Google Cloud Pub/Sub, streaming pull with flow control. A message is acknowledged only after its batch " +
+    "committed; the client extends ack deadlines while a batch is in flight; ordering keys are respected and " +
+    "attributes kept. Poison data is quarantined, then acknowledged. Credentials from ADC; `PUBSUB_EMULATOR_HOST` " +
+    "is honoured.",
+  peerDependency: "@google-cloud/pubsub",
+  options: {
+    projectId: { type: "string", description: "Google Cloud project. Default: the project in a full subscription name, else ADC (`GOOGLE_CLOUD_PROJECT`, the credentials' project)." },
+    subscription: { type: "string", required: true, description: "Subscription name, or `projects/<project>/subscriptions/<name>`." },
+    maxMessages: { type: "integer", min: 1, default: 1000, description: "Flow control: most messages leased at once (buffered plus the batch being written); the stream pauses beyond it." },
+    maxBytes: { type: "integer", min: 1024, default: 104857600, description: "Flow control: most message bytes leased at once." },
+    ackDeadlineSeconds: { type: "integer", min: 1, max: 600, description: "Fixed ack deadline the client asks for and renews (the service accepts 10–600). Default: adaptive, 10 s up to the 99th percentile of ack times." },
+    maxExtensionMinutes: { type: "number", min: 0.1, default: 60, description: "Stop extending a message's ack deadline after it was held this long." },
+    apiEndpoint: { type: "string", description: "API endpoint `host:port`. Default: Google's, or `PUBSUB_EMULATOR_HOST` when set." },
+    streams: { type: "integer", min: 1, max: 64, default: 5, description: "Streaming pull connections opened in parallel." },
+  },
+  check: (o) => {
+    const sub = o.subscription as string;
+    if (sub.includes("/") && !/^projects\/[^/]+\/subscriptions\/[^/]+$/.test(sub)) {
+      return { option: "subscription", message: `expected a name or projects/<project>/subscriptions/<name>; got ${JSON.stringify(sub)}` };
+    }
+    return undefined;
+  },
+};
+
+interface Held {
+  message: PubSubMessage;
+  publishedAt: number;
+}
+
+/**
+ * Google Cloud Pub/Sub as an ack source (StreamSink, Temporal) and a connector (`stream()`).
+ *
+ * Streaming pull fills a local buffer that flow control bounds (`maxMessages`, `maxBytes` count
+ * every message leased: buffered or in the batch being written). A message is acknowledged only
+ * by `ack`, which the sink calls after the commit (I8); until then the client's lease manager
+ * keeps extending its ack deadline (up to `maxExtensionMinutes`), however long the write takes.
+ * With ordering keys the service delivers a key's messages in order and the source hands them
+ * over in that order; a nacked or expired message is redelivered with the ones after it.
+ */
+export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnector {
+  readonly kind = "ack" as const;
+  readonly description: string;
+  private readonly o: Required<Pick<PubSubConnectorOptions, "subscription" | "maxMessages" | "maxBytes" | "maxExtensionMinutes" | "streams">> &
+    Pick<PubSubConnectorOptions, "projectId" | "ackDeadlineSeconds" | "apiEndpoint" | "onPoison">;
+  private readonly warn: (message: string) => void;
+  private opened: Promise<{ pubsub: PubSub; subscription: Subscription }> | undefined;
+  private readonly buffer: PubSubMessage[] = [];
+  private readonly held = new Map<string, Held>();
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+  private lastOldestPublish: number | undefined;
+  private readonly streaming = new SingleStream();
+  private closed = false;
+
+  constructor(options: PubSubConnectorOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new ConfigError("PubSubConnector", "expected options { projectId?, subscription, maxMessages? }");
+    }
+    const { onPoison, onWarning, ...rest } = options;
+    const o = parseOptions(pubsubSpec, rest as Record<string, unknown>) as unknown as PubSubConnectorOptions;
+    const fromName = /^projects\/([^/]+)\/subscriptions\//.exec(o.subscription)?.[1];
+    this.o = {
+      subscription: o.subscription,
+      maxMessages: o.maxMessages!,
+      maxBytes: o.maxBytes!,
+      maxExtensionMinutes: o.maxExtensionMinutes!,
+      streams: o.streams!,
+      projectId: o.projectId ?? fromName,
+      ackDeadlineSeconds: o.ackDeadlineSeconds,
+      apiEndpoint: o.apiEndpoint,
+      onPoison,
+    };
+    this.warn = onWarning ?? defaultWarn("LAKELOGIC_PUBSUB");
+    this.description = `pubsub ${o.subscription.includes("/") ? o.subscription : `${this.o.projectId ?? "<adc project>"}/${o.subscription}`}`;
+  }
+
+  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<PubSubAckToken>>> {
+    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+    await this.open();
+    const deadline = Date.now() + waitMs;
+    while (this.buffer.length === 0 && !this.failure && !signal.aborted && !this.closed) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await waitUntil(left, signal, (wake) => (this.wake = wake));
+    }
+    if (this.failure) throw this.failure;
+    const taken = this.buffer.splice(0, Math.max(0, max));
+    let oldest: number | undefined;
+    const records = taken.map((m) => {
+      const publishedAt = m.publishTime.getTime();
+      if (oldest === undefined || publishedAt < oldest) oldest = publishedAt;
+      return this.toRecord(m);
+    });
+    if (oldest !== undefined) this.lastOldestPublish = oldest;
+    return records;
+  }
+
+  /**
+   * Acknowledge — called only after the batch committed (I8). The client sends acks in batches
+   * within about 100 ms (and on close); if the process dies in between, the messages come back
+   * and a merge target absorbs them. With exactly-once delivery, this waits for the service.
+   */
+  async ack(tokens: PubSubAckToken[]): Promise<void> {
+    const failures: string[] = [];
+    await Promise.all(
+      tokens.map(async (t) => {
+        const h = this.held.get(t.ackId);
+        if (!h) return;
+        this.held.delete(t.ackId);
+        try {
+          await h.message.ackWithResponse();
+        } catch (err) {
+          // Exactly-once subscriptions refuse an ack whose lease was lost: the message will be
+          // delivered again and merged.
+          failures.push(`${t.messageId}: ${errorText(err)}`);
+        }
+      }),
+    );
+    if (failures.length > 0) {
+      this.warn(`${this.description}: ${failures.length} acks were refused, those messages will be delivered again (${failures.slice(0, 3).join("; ")})`);
+    }
+  }
+
+  /** Redeliver at once (ack deadline 0). */
+  async nack(tokens: PubSubAckToken[]): Promise<void> {
+    for (const t of tokens) {
+      const h = this.held.get(t.ackId);
+      if (!h) continue;
+      this.held.delete(t.ackId);
+      h.message.nack();
+    }
+  }
+
+  /**
+   * `oldestAgeMs`: age of the oldest message held now (or last received), from its publish time.
+   * The backlog (`num_undelivered_messages`) is a Cloud Monitoring metric, not part of the
+   * Pub/Sub API, so `records` is not reported.
+   */
+  async lag(): Promise<SourceLag | undefined> {
+    let oldest: number | undefined;
+    for (const h of this.held.values()) if (oldest === undefined || h.publishedAt < oldest) oldest = h.publishedAt;
+    oldest ??= this.lastOldestPublish;
+    return oldest === undefined ? undefined : { oldestAgeMs: Math.max(0, Date.now() - oldest) };
+  }
+
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: Math.min(this.o.maxMessages, 500),
+      waitMs: 10_000,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
+  }
+
+  /** Stop pulling, send pending acks, give back (nack) whatever is still held, release the client. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.streaming.abort();
+    this.wake?.();
+    const opened = await this.opened?.catch(() => undefined);
+    if (!opened) return;
+    for (const h of this.held.values()) h.message.nack();
+    this.held.clear();
+    this.buffer.length = 0;
+    await opened.subscription.close().catch(() => undefined);
+    await opened.pubsub.close().catch(() => undefined);
+  }
+
+  private toRecord(m: PubSubMessage): ReceivedRecord<PubSubAckToken> {
+    const publishedAt = m.publishTime.getTime();
+    this.held.set(m.ackId, { message: m, publishedAt });
+    const position = { messageId: m.id };
+    const meta: PubSubMessageMeta = { messageId: m.id, publishTime: new Date(publishedAt).toISOString(), attributes: { ...m.attributes } };
+    if (m.orderingKey) meta.orderingKey = m.orderingKey;
+    if (typeof m.deliveryAttempt === "number" && m.deliveryAttempt > 0) meta.deliveryAttempt = m.deliveryAttempt;
+    const data = m.data;
+    const decoded = decodeBody(data);
+    const token: PubSubAckToken = { ackId: m.ackId, messageId: m.id, poison: "error" in decoded };
+    if ("error" in decoded) {
+      const raw = isUtf8(data) ? data.toString("utf8") : new Uint8Array(data);
+      return { value: undefined, raw, decodeError: decoded.error, position, bytes: data.length, meta: { ...meta }, ackToken: token, producedAt: publishedAt };
+    }
+    return { value: decoded.value, position, bytes: data.length, meta: { ...meta }, ackToken: token, producedAt: publishedAt };
+  }
+
+  private open(): Promise<{ pubsub: PubSub; subscription: Subscription }> {
+    this.opened ??= (async () => {
+      const sdk = await requirePeer<PubSubModule>("@google-cloud/pubsub", "The Pub/Sub connector");
+      const PubSubClass = sdk.PubSub ?? (sdk as unknown as { default: PubSubModule }).default.PubSub;
+      const Duration = sdk.Duration ?? (sdk as unknown as { default: PubSubModule }).default.Duration;
+      // Credentials: Application Default Credentials; the client itself switches to the emulator
+      // (no TLS, no credentials) when PUBSUB_EMULATOR_HOST is set.
+      const pubsub = new PubSubClass({
+        ...(this.o.projectId ? { projectId: this.o.projectId } : {}),
+        ...(this.o.apiEndpoint ? { apiEndpoint: this.o.apiEndpoint } : {}),
+      });
+      const deadline = this.o.ackDeadlineSeconds === undefined ? undefined : Duration.from({ seconds: this.o.ackDeadlineSeconds });
+      const subscription = pubsub.subscription(this.o.subscription, {
+        flowControl: { maxMessages: this.o.maxMessages, maxBytes: this.o.maxBytes, allowExcessMessages: false },
+        maxExtensionTime: Duration.from({ minutes: this.o.maxExtensionMinutes }),
+        streamingOptions: { maxStreams: this.o.streams },
+        ...(deadline ? { minAckDeadline: deadline, maxAckDeadline: deadline } : {}),
+      });
+      subscription.on("message", (m: PubSubMessage) => {
+        if (this.closed) return m.nack();
+        this.buffer.push(m);
+        this.wake?.();
+      });
+      subscription.on("error", (err: unknown) => {
+        this.failure = this.receiveError(err);
+        this.wake?.();
+      });
+      return { pubsub, subscription };
+    })();
+    return this.opened;
+  }
+
+  private receiveError(err: unknown): Error {
+    const code = (err as { code?: number }).code;
+    const text = errorText(err);
+    // gRPC status codes: 5 NOT_FOUND, 7 PERMISSION_DENIED, 16 UNAUTHENTICATED.
+    if (code === 5) return new QueueReceiveError(this.description, `subscription not found; check subscription and projectId (${text})`, { cause: err });
+    if (code === 7) return new QueueReceiveError(this.description, `permission denied; the credentials need roles/pubsub.subscriber on the subscription (${text})`, { cause: err });
+    if (code === 16 || /Could not load the default credentials/i.test(text)) {
+      return new QueueReceiveError(
+        this.description,
+        `no Google credentials: Application Default Credentials found none (set GOOGLE_APPLICATION_CREDENTIALS, run gcloud auth application-default login, or use a workload identity); for the emulator set PUBSUB_EMULATOR_HOST (${text})`,
+        { cause: err },
+      );
+    }
+    return new QueueReceiveError(this.description, text, { cause: err });
+  }
+}
+
+/** `{ "type": "pubsub", "subscription": "...", ... }` → PubSubConnector (an ack source). */
+export const pubsubSourceFactory: SourceFactory = {
+  spec: pubsubSpec,
+  create: (o) => new PubSubConnector(o as unknown as PubSubConnectorOptions),
+};
+

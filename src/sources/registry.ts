@@ -1,0 +1,46 @@
+/**
+ * Every built-in transport that a JSON source config can name, as one explicit list: importing
+ * a transport has no side effects, and this file is where a new one is added.
+ */
+import { SourceRegistry, type SourceFactory } from "./core/registry.js";
+import type { ComponentSpec } from "./core/spec.js";
+import type { Source } from "./core/types.js";
+import { eventgridSourceFactory } from "./eventgrid/connector.js";
+import { fileSourceFactory } from "./file/factory.js";
+import { kafkaSourceFactory } from "./kafka/connector.js";
+import { pubsubSourceFactory } from "./pubsub/connector.js";
+import { servicebusSourceFactory } from "./servicebus/connector.js";
+import { sqsSourceFactory } from "./sqs/connector.js";
+import { sseSourceFactory } from "./sse/offset-source.js";
+import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
+import { websocketSourceFactory } from "./websocket/source.js";
+
+export const BUILTIN_SOURCES: readonly SourceFactory[] = [
+  fileSourceFactory,
+  kafkaSourceFactory,
+  sseSourceFactory,
+  websocketSourceFactory,
+  webhookSourceFactory,
+  eventGridPushSourceFactory,
+  sqsSourceFactory,
+  pubsubSourceFactory,
+  servicebusSourceFactory,
+  eventgridSourceFactory,
+];
+
+const registry = new SourceRegistry(BUILTIN_SOURCES);
+
+/** Build a source from its JSON config (`{ "type": "kafka", ... }`). */
+export function createSource(config: unknown): Promise<Source> {
+  return registry.create(config);
+}
+
+/** Add a source type of your own to what `createSource` (and so the CLI and Temporal) accepts. */
+export function registerSource(factory: SourceFactory): void {
+  registry.register(factory);
+}
+
+/** The specs of every source type `createSource` knows, for docs and lint. */
+export function sourceSpecs(): ComponentSpec[] {
+  return registry.specs();
+}

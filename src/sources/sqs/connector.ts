@@ -1,0 +1,465 @@
+import type { Message as SqsMessage, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
+import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
+import {
+  LeaseKeeper,
+  QueueAckError,
+  QueueReceiveError,
+  SingleStream,
+  chunks,
+  decodeBody,
+  defaultWarn,
+  errorText,
+  mapLimit,
+  type Lease,
+  type QueueHooks,
+} from "../core/queue.js";
+import type { SourceFactory } from "../core/registry.js";
+import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+
+type SqsModule = typeof import("@aws-sdk/client-sqs");
+
+export interface SQSConnectorOptions extends QueueHooks {
+  /** The queue's URL, e.g. `https://sqs.eu-west-1.amazonaws.com/123456789012/orders` (or `…/orders.fifo`). */
+  queueUrl: string;
+  /** AWS region; default: the one in the queue URL, else the AWS default chain (AWS_REGION, profile). */
+  region?: string;
+  /** Service endpoint for SQS-compatible servers (ElasticMQ, LocalStack); default: the queue URL's host. */
+  endpoint?: string;
+  /** Messages per ReceiveMessage call, 1–10. Default 10. */
+  maxMessages?: number;
+  /** Long-poll cap in seconds, 0–20. Default 20. */
+  waitTimeSeconds?: number;
+  /** Seconds a received message stays invisible; renewed while its batch is in flight. Default 30. */
+  visibilityTimeout?: number;
+  /** ReceiveMessage calls in parallel per receive. Default 4. */
+  concurrency?: number;
+  /** The body is an SNS notification envelope: the record is its `Message`. Default false. */
+  unwrapSns?: boolean;
+  /** Stop renewing visibility after a message was held this long (seconds). Default 3600. */
+  maxExtensionSeconds?: number;
+}
+
+/** What `ack` needs: plain data, so a batch's tokens can be kept anywhere. */
+export interface SQSAckToken {
+  receiptHandle: string;
+  messageId: string;
+  /** The body could not be decoded; it was quarantined and is deleted like any other. */
+  poison: boolean;
+}
+
+export interface SQSPosition {
+  messageId: string;
+  /** FIFO queues: the message's sequence number. */
+  sequenceNumber?: string;
+}
+
+/** Transport details kept with every record (`record.meta`). */
+export interface SQSMessageMeta {
+  messageId: string;
+  receiveCount: number;
+  sentAt?: string;
+  groupId?: string;
+  sequenceNumber?: string;
+  deduplicationId?: string;
+  /** Message attributes: String and Number as text, Binary as bytes. */
+  attributes: Record<string, string | Uint8Array | string[] | Uint8Array[]>;
+  /** Set when `unwrapSns` found an SNS envelope. */
+  sns?: { messageId?: string; topicArn?: string; subject?: string; timestamp?: string; attributes: Record<string, string> };
+}
+
+export const sqsSpec: ComponentSpec = {
+  type: "sqs",
+  kind: "ack",
+  summary:
+    "Amazon SQS (or an SQS-compatible server) with long polling. A message is deleted only after its batch " +
+    "committed (DeleteMessageBatch); visibility is extended while a batch is in flight past half the timeout; " +
+    "FIFO queues keep message-group order. Poison bodies are quarantined, then deleted. Credentials come from " +
+    "the AWS default chain.",
+  peerDependency: "@aws-sdk/client-sqs",
+  options: {
+    queueUrl: { type: "string", required: true, description: "Queue URL, e.g. `https://sqs.eu-west-1.amazonaws.com/123456789012/orders`." },
+    region: { type: "string", description: "AWS region. Default: the region in the queue URL, else the AWS default chain (`AWS_REGION`, profile)." },
+    endpoint: { type: "string", description: "Endpoint of an SQS-compatible server (ElasticMQ, LocalStack). Default: the queue URL's host." },
+    maxMessages: { type: "integer", min: 1, max: 10, default: 10, description: "Messages per ReceiveMessage call (SQS allows at most 10)." },
+    waitTimeSeconds: { type: "integer", min: 0, max: 20, default: 20, description: "Long-poll cap per ReceiveMessage call; a receive waits at most the sink's remaining batch time, rounded up to whole seconds." },
+    visibilityTimeout: { type: "integer", min: 1, max: 43200, default: 30, description: "Seconds a received message stays invisible; extended whenever less than half is left while its batch is in flight." },
+    concurrency: { type: "integer", min: 1, max: 16, default: 4, description: "ReceiveMessage calls in parallel when a batch needs more than `maxMessages`." },
+    unwrapSns: { type: "boolean", default: false, description: "Bodies are SNS notifications (not raw delivery): the record is the envelope's `Message`; topic, subject and SNS attributes go to `meta.sns`." },
+    maxExtensionSeconds: { type: "integer", min: 1, default: 3600, description: "Stop extending a message's visibility after it was held this long." },
+  },
+  check: (o) => {
+    const url = o.queueUrl as string;
+    if (!/^https?:\/\/[^/]+\/.+/.test(url)) {
+      return { option: "queueUrl", message: `expected an http(s) queue URL like https://sqs.<region>.amazonaws.com/<account>/<queue>; got ${JSON.stringify(url)}` };
+    }
+    if (o.endpoint !== undefined && !/^https?:\/\//.test(o.endpoint as string)) {
+      return { option: "endpoint", message: `expected an http(s) URL; got ${JSON.stringify(o.endpoint)}` };
+    }
+    return undefined;
+  },
+};
+
+interface Held {
+  receiptHandle: string;
+  messageId: string;
+  sentAt: number | undefined;
+}
+
+/**
+ * Amazon SQS as an ack source (StreamSink, Temporal) and a connector (`stream()`).
+ *
+ * Receives with long polling, several ReceiveMessage calls in parallel when a batch needs more
+ * than 10 messages. Nothing is deleted until `ack`, which the sink calls only after the batch
+ * committed (I8): a crash before that leaves the messages in the queue, and they come back when
+ * their visibility timeout ends. While a batch is in flight its visibility is extended whenever
+ * less than half of it is left, so a slow write does not hand the batch to another consumer.
+ */
+export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
+  readonly kind = "ack" as const;
+  readonly description: string;
+  readonly isFifo: boolean;
+  private readonly o: Required<Omit<SQSConnectorOptions, "region" | "endpoint" | "onPoison" | "onWarning">> &
+    Pick<SQSConnectorOptions, "region" | "endpoint" | "onPoison">;
+  private readonly warn: (message: string) => void;
+  private client: Promise<{ sdk: SqsModule; client: SQSClient }> | undefined;
+  private readonly leases: LeaseKeeper<string, Held>;
+  private lastOldestSentAt: number | undefined;
+  private readonly streaming = new SingleStream();
+  private closed = false;
+
+  constructor(options: SQSConnectorOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new ConfigError("SQSConnector", "expected options { queueUrl, region?, maxMessages?, waitTimeSeconds?, visibilityTimeout? }");
+    }
+    const { onPoison, onWarning, ...rest } = options;
+    const o = parseOptions(sqsSpec, rest as Record<string, unknown>) as unknown as SQSConnectorOptions;
+    this.o = {
+      queueUrl: o.queueUrl,
+      region: o.region ?? regionOf(o.queueUrl),
+      // A queue URL on another host than AWS (ElasticMQ, LocalStack) is its own endpoint; saying
+      // so spares the SDK's "QueueUrl differs from the resolved endpoint" warning on every call.
+      endpoint: o.endpoint ?? (/\.amazonaws\.com(\.cn)?(:\d+)?\//.test(o.queueUrl) ? undefined : new URL(o.queueUrl).origin),
+      maxMessages: o.maxMessages!,
+      waitTimeSeconds: o.waitTimeSeconds!,
+      visibilityTimeout: o.visibilityTimeout!,
+      concurrency: o.concurrency!,
+      unwrapSns: o.unwrapSns!,
+      maxExtensionSeconds: o.maxExtensionSeconds!,
+      onPoison,
+    };
+    this.warn = onWarning ?? defaultWarn("LAKELOGIC_SQS");
+    this.isFifo = o.queueUrl.endsWith(".fifo");
+    this.description = `sqs ${o.queueUrl.replace(/\?.*$/, "")}`;
+    this.leases = new LeaseKeeper<string, Held>({
+      maxHoldMs: this.o.maxExtensionSeconds * 1000,
+      renew: (leases) => this.renew(leases),
+      onError: (err) => this.warn(`${this.description}: could not extend visibility: ${errorText(err)}`),
+    });
+  }
+
+  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<SQSAckToken>>> {
+    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+    if (signal.aborted || max <= 0) return [];
+    const { sdk, client } = await this.sdk();
+    // Long polling in whole seconds: at most the caller's wait (rounded up), at most the cap.
+    const wait = Math.min(this.o.waitTimeSeconds, Math.max(0, Math.ceil(waitMs / 1000)));
+    const sizes: number[] = [];
+    for (let left = max; left > 0 && sizes.length < this.o.concurrency; left -= this.o.maxMessages) {
+      sizes.push(Math.min(left, this.o.maxMessages));
+    }
+    let responses: SqsMessage[][];
+    try {
+      responses = await Promise.all(
+        sizes.map(async (n) => {
+          const out = await client.send(
+            new sdk.ReceiveMessageCommand({
+              QueueUrl: this.o.queueUrl,
+              MaxNumberOfMessages: n,
+              WaitTimeSeconds: wait,
+              VisibilityTimeout: this.o.visibilityTimeout,
+              MessageAttributeNames: ["All"],
+              MessageSystemAttributeNames: ["All"],
+            }),
+            { abortSignal: signal },
+          );
+          return out.Messages ?? [];
+        }),
+      );
+    } catch (err) {
+      if (signal.aborted) return [];
+      throw this.receiveError(err);
+    }
+    const records: Array<ReceivedRecord<SQSAckToken>> = [];
+    const leaseMs = this.o.visibilityTimeout * 1000;
+    let oldest: number | undefined;
+    for (const batch of responses) {
+      for (const m of batch) {
+        if (!m.ReceiptHandle || !m.MessageId) continue;
+        const sentAt = numberOr(m.Attributes?.SentTimestamp);
+        this.leases.hold(m.ReceiptHandle, { receiptHandle: m.ReceiptHandle, messageId: m.MessageId, sentAt }, leaseMs);
+        if (sentAt !== undefined && (oldest === undefined || sentAt < oldest)) oldest = sentAt;
+        records.push(this.toRecord(m));
+      }
+    }
+    if (oldest !== undefined) this.lastOldestSentAt = oldest;
+    return records;
+  }
+
+  /** DeleteMessageBatch — called only after the batch committed (I8). */
+  async ack(tokens: SQSAckToken[]): Promise<void> {
+    if (tokens.length === 0) return;
+    const { sdk, client } = await this.sdk();
+    const failures: string[] = [];
+    await mapLimit(chunks(tokens, 10), 8, async (chunk) => {
+      const out = await client
+        .send(
+          new sdk.DeleteMessageBatchCommand({
+            QueueUrl: this.o.queueUrl,
+            Entries: chunk.map((t, i) => ({ Id: String(i), ReceiptHandle: t.receiptHandle })),
+          }),
+        )
+        .catch((err: unknown) => {
+          throw new QueueAckError(this.description, "DeleteMessageBatch", errorText(err), { cause: err });
+        });
+      for (const f of out.Failed ?? []) {
+        const token = chunk[Number(f.Id)];
+        if (!token) continue;
+        if (isLostReceipt(f.Code, f.Message)) {
+          // The visibility ran out and the message was (or will be) received again: the rows are
+          // committed and a merge target absorbs the repeat.
+          this.warn(`${this.description}: message ${token.messageId} could not be deleted (${f.Code}: ${f.Message ?? ""}); it will be delivered again`);
+        } else {
+          failures.push(`${token.messageId}: ${f.Code ?? "error"} ${f.Message ?? ""}`.trim());
+        }
+      }
+    });
+    for (const t of tokens) this.leases.release(t.receiptHandle);
+    if (failures.length > 0) {
+      throw new QueueAckError(this.description, "DeleteMessageBatch", `${failures.length} messages not deleted (${failures.slice(0, 3).join("; ")})`);
+    }
+  }
+
+  /** Make the messages visible again at once (visibility timeout 0). */
+  async nack(tokens: SQSAckToken[]): Promise<void> {
+    if (tokens.length === 0) return;
+    for (const t of tokens) this.leases.release(t.receiptHandle);
+    const { sdk, client } = await this.sdk();
+    await mapLimit(chunks(tokens, 10), 8, (chunk) =>
+      client
+        .send(
+          new sdk.ChangeMessageVisibilityBatchCommand({
+            QueueUrl: this.o.queueUrl,
+            Entries: chunk.map((t, i) => ({ Id: String(i), ReceiptHandle: t.receiptHandle, VisibilityTimeout: 0 })),
+          }),
+        )
+        .catch((err: unknown) => this.warn(`${this.description}: could not return messages to the queue: ${errorText(err)}`)),
+    );
+  }
+
+  /** Extend the visibility of these messages if less than half of it is left. */
+  async extend(tokens: SQSAckToken[]): Promise<void> {
+    await this.leases.renewDue(tokens.map((t) => t.receiptHandle));
+  }
+
+  /**
+   * `records`: messages waiting in the queue (ApproximateNumberOfMessages; one GetQueueAttributes
+   * call per committed batch); `oldestAgeMs`: age of the oldest message held now (or last
+   * received), from its SentTimestamp. (ApproximateAgeOfOldestMessage itself is a CloudWatch
+   * metric, not a queue attribute.)
+   */
+  async lag(): Promise<SourceLag | undefined> {
+    const { sdk, client } = await this.sdk();
+    const out = await client.send(
+      new sdk.GetQueueAttributesCommand({ QueueUrl: this.o.queueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
+    );
+    const records = numberOr(out.Attributes?.ApproximateNumberOfMessages);
+    let oldest: number | undefined;
+    for (const l of this.leases.all()) {
+      if (l.message.sentAt !== undefined && (oldest === undefined || l.message.sentAt < oldest)) oldest = l.message.sentAt;
+    }
+    oldest ??= this.lastOldestSentAt;
+    const lag: SourceLag = {};
+    if (records !== undefined) lag.records = records;
+    if (oldest !== undefined) lag.oldestAgeMs = Math.max(0, Date.now() - oldest);
+    return lag;
+  }
+
+  /** Decoded message bodies until `close()` or the loop breaks; see `ackSourceStream`. */
+  stream(): AsyncGenerator<unknown> {
+    return this.streaming.run(this, {
+      max: this.o.maxMessages * this.o.concurrency,
+      waitMs: this.o.waitTimeSeconds * 1000,
+      onPoison: this.o.onPoison,
+      warn: this.warn,
+      description: this.description,
+    });
+  }
+
+  /** Give back what is still held (visibility 0) and release the client. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.streaming.abort();
+    const held = this.leases.all().map((l) => ({ receiptHandle: l.message.receiptHandle, messageId: l.message.messageId, poison: false }));
+    if (held.length > 0 && this.client) await this.nack(held).catch(() => undefined);
+    this.closed = true;
+    this.leases.close();
+    const c = await this.client?.catch(() => undefined);
+    c?.client.destroy();
+  }
+
+  private toRecord(m: SqsMessage): ReceivedRecord<SQSAckToken> {
+    const body = m.Body ?? "";
+    const messageId = m.MessageId!;
+    const sequenceNumber = m.Attributes?.SequenceNumber;
+    const position: SQSPosition = sequenceNumber ? { messageId, sequenceNumber } : { messageId };
+    const meta: SQSMessageMeta = {
+      messageId,
+      receiveCount: numberOr(m.Attributes?.ApproximateReceiveCount) ?? 1,
+      attributes: attributesOf(m.MessageAttributes),
+    };
+    const sentAt = numberOr(m.Attributes?.SentTimestamp);
+    if (sentAt !== undefined) meta.sentAt = new Date(sentAt).toISOString();
+    if (m.Attributes?.MessageGroupId) meta.groupId = m.Attributes.MessageGroupId;
+    if (sequenceNumber) meta.sequenceNumber = sequenceNumber;
+    if (m.Attributes?.MessageDeduplicationId) meta.deduplicationId = m.Attributes.MessageDeduplicationId;
+
+    let payload = body;
+    if (this.o.unwrapSns) {
+      const envelope = snsEnvelope(body);
+      if (envelope) {
+        payload = envelope.message;
+        meta.sns = envelope.meta;
+      }
+    }
+    const decoded = decodeBody(payload);
+    const token: SQSAckToken = { receiptHandle: m.ReceiptHandle!, messageId, poison: "error" in decoded };
+    const produced = sentAt !== undefined ? { producedAt: sentAt } : {};
+    if ("error" in decoded) {
+      return { value: undefined, raw: body, decodeError: decoded.error, position, bytes: body.length, meta: { ...meta }, ackToken: token, ...produced };
+    }
+    return { value: decoded.value, position, bytes: body.length, meta: { ...meta }, ackToken: token, ...produced };
+  }
+
+  private async renew(leases: Array<Lease<Held>>): Promise<Array<number | undefined>> {
+    const { sdk, client } = await this.sdk();
+    const expiries: Array<number | undefined> = new Array(leases.length).fill(undefined);
+    const indexed = leases.map((l, i) => ({ l, i }));
+    await mapLimit(chunks(indexed, 10), 8, async (chunk) => {
+      const out = await client.send(
+        new sdk.ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.o.queueUrl,
+          Entries: chunk.map(({ l }, j) => ({ Id: String(j), ReceiptHandle: l.message.receiptHandle, VisibilityTimeout: this.o.visibilityTimeout })),
+        }),
+      );
+      const at = Date.now() + this.o.visibilityTimeout * 1000;
+      for (const { i } of chunk) expiries[i] = at;
+      for (const f of out.Failed ?? []) {
+        const entry = chunk[Number(f.Id)];
+        if (!entry) continue;
+        // The lease is gone: stop renewing it; the message comes back and is merged.
+        expiries[entry.i] = Number.POSITIVE_INFINITY;
+        this.warn(`${this.description}: visibility of ${entry.l.message.messageId} not extended (${f.Code}: ${f.Message ?? ""})`);
+      }
+    });
+    return expiries;
+  }
+
+  private sdk(): Promise<{ sdk: SqsModule; client: SQSClient }> {
+    this.client ??= (async () => {
+      const sdk = await requirePeer<SqsModule>("@aws-sdk/client-sqs", "The SQS connector");
+      // Credentials: the AWS default chain (env, shared config/SSO, web identity, container, instance).
+      const client = new sdk.SQSClient({
+        ...(this.o.region ? { region: this.o.region } : {}),
+        ...(this.o.endpoint ? { endpoint: this.o.endpoint } : {}),
+        maxAttempts: 5,
+      });
+      return { sdk, client };
+    })();
+    this.client.catch(() => (this.client = undefined));
+    return this.client;
+  }
+
+  private receiveError(err: unknown): Error {
+    const e = err as { name?: string; message?: string; Code?: string };
+    const name = e.name ?? "";
+    const text = errorText(err);
+    if (/Region is missing/i.test(text)) {
+      return new ConfigError("region", `${this.description}: no AWS region; set the region option or AWS_REGION`, { cause: err });
+    }
+    if (name === "CredentialsProviderError" || /Could not load credentials/i.test(text)) {
+      return new QueueReceiveError(
+        this.description,
+        `no AWS credentials: the default chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE and ~/.aws, SSO, web identity, container or instance role) found none`,
+        { cause: err },
+      );
+    }
+    if (name === "QueueDoesNotExist" || /NonExistentQueue|does not exist/i.test(text)) {
+      return new QueueReceiveError(this.description, `the queue does not exist; check queueUrl (${text})`, { cause: err });
+    }
+    if (/AccessDenied|not authorized/i.test(text)) {
+      return new QueueReceiveError(this.description, `access denied; the credentials need sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility and sqs:GetQueueAttributes (${text})`, { cause: err });
+    }
+    return new QueueReceiveError(this.description, text, { cause: err });
+  }
+}
+
+/** `https://sqs.<region>.amazonaws.com/…` names its region; other hosts do not. */
+function regionOf(queueUrl: string): string | undefined {
+  const m = /^https?:\/\/sqs[.-]([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\//.exec(queueUrl);
+  return m?.[1];
+}
+
+function numberOr(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function isLostReceipt(code: string | undefined, message: string | undefined): boolean {
+  return /ReceiptHandleIsInvalid|InvalidReceiptHandle/i.test(code ?? "") || /receipt handle/i.test(message ?? "");
+}
+
+function attributesOf(attrs: Record<string, MessageAttributeValue> | undefined): SQSMessageMeta["attributes"] {
+  const out: SQSMessageMeta["attributes"] = {};
+  for (const [name, a] of Object.entries(attrs ?? {})) {
+    if (a.StringValue !== undefined) out[name] = a.StringValue;
+    else if (a.BinaryValue !== undefined) out[name] = new Uint8Array(a.BinaryValue);
+    else if (a.StringListValues?.length) out[name] = a.StringListValues;
+    else if (a.BinaryListValues?.length) out[name] = a.BinaryListValues.map((b) => new Uint8Array(b));
+  }
+  return out;
+}
+
+/** An SNS notification as delivered to SQS without raw message delivery. */
+function snsEnvelope(body: string): { message: string; meta: NonNullable<SQSMessageMeta["sns"]> } | undefined {
+  let env: unknown;
+  try {
+    env = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof env !== "object" || env === null) return undefined;
+  const e = env as Record<string, unknown>;
+  if (e.Type !== "Notification" || typeof e.Message !== "string") return undefined;
+  const attributes: Record<string, string> = {};
+  if (typeof e.MessageAttributes === "object" && e.MessageAttributes !== null) {
+    for (const [k, v] of Object.entries(e.MessageAttributes as Record<string, { Value?: unknown }>)) {
+      if (v && v.Value !== undefined) attributes[k] = String(v.Value);
+    }
+  }
+  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const meta: NonNullable<SQSMessageMeta["sns"]> = { attributes };
+  if (str(e.MessageId)) meta.messageId = str(e.MessageId)!;
+  if (str(e.TopicArn)) meta.topicArn = str(e.TopicArn)!;
+  if (str(e.Subject)) meta.subject = str(e.Subject)!;
+  if (str(e.Timestamp)) meta.timestamp = str(e.Timestamp)!;
+  return { message: e.Message, meta };
+}
+
+/** `{ "type": "sqs", "queueUrl": "...", ... }` → SQSConnector (an ack source). */
+export const sqsSourceFactory: SourceFactory = {
+  spec: sqsSpec,
+  create: (o) => new SQSConnector(o as unknown as SQSConnectorOptions),
+};
+

@@ -1,0 +1,473 @@
+import { createHash } from "node:crypto";
+import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { StreamConnector } from "../core/types.js";
+import {
+  backoffDelay,
+  parseRetryAfter,
+  resolveRetry,
+  sleep,
+  warnRetry,
+  type ResolvedRetryPolicy,
+  type RetryInfo,
+  type RetryPolicy,
+} from "../core/backoff.js";
+import { checkUrl, decodeEventData } from "../core/common.js";
+import { ConnectorGaveUpError, ConnectorHttpError, SSEProtocolError, redactUrl } from "../core/errors.js";
+import { SSEParser, type SSEEvent } from "./parser.js";
+import type { ComponentSpec } from "../core/spec.js";
+
+export type { SSEEvent } from "./parser.js";
+export type { RetryInfo, RetryPolicy } from "../core/backoff.js";
+export { decodeEventData } from "../core/common.js";
+
+export interface SSEOptions {
+  /** Request headers (e.g. Authorization). `Last-Event-ID` is set by the connector. */
+  headers?: Record<string, string>;
+  /** Only these `event:` types are delivered (default: all). Others still advance the stream. */
+  eventTypes?: string[];
+  /** Reconnect policy: exponential backoff with jitter and a cap. */
+  retry?: RetryPolicy;
+  /** No bytes at all (not even a keep-alive comment) for this long means the connection is dead: reconnect. Default 60000. */
+  stallTimeoutMs?: number;
+  /** `available_now`: the stream has caught up once no event arrived for this long. Default 2000. */
+  drainIdleMs?: number;
+  /** `available_now`: end the run after this long even if events keep coming (I7). Default 300000. */
+  drainMaxMs?: number;
+  /** Remember this many recent events and skip exact replays of them (same id, type and data). 0 turns it off. Default 1000. */
+  dedupeWindow?: number;
+  /** Largest line or event in bytes; a longer one is a protocol error (I5). Default 16 MiB. */
+  maxEventBytes?: number;
+  /** Start after this event id (the iterator API; SSEOffsetSource takes it from the checkpoint). */
+  lastEventId?: string;
+  /** Called before every reconnect wait. Default: one warning line on stderr. */
+  onRetry?: (info: RetryInfo) => void;
+  /** A fetch implementation (proxies, custom agents). Default: the global fetch. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export interface SSEStats {
+  connects: number;
+  /** Connections that ended (dropped, stalled, closed by the server) and were re-opened. */
+  reconnects: number;
+  stalls: number;
+  /** Events dispatched by the parser (before filtering and de-duplication). */
+  events: number;
+  /** Events skipped as exact replays of recently delivered ones. */
+  duplicates: number;
+  /** Events skipped by `eventTypes`. */
+  filtered: number;
+  /** Non-200 answers. */
+  httpErrors: number;
+  lastError: string | undefined;
+}
+
+/** One event as the iterator API's `events()` yields it. */
+export interface SSEMessage {
+  /** The stream's last event id at this event (its own `id:` or inherited); "" when none yet. */
+  id: string;
+  /** Whether the event carried its own `id:`. */
+  hasId: boolean;
+  type: string;
+  /** The data text as received. */
+  data: string;
+  /** A JSON object in `data`, else `{ data }` (never dropped). */
+  value: unknown;
+  /** The exact bytes when the data was not valid UTF-8. */
+  invalidUtf8?: Uint8Array;
+}
+
+/** A parsed event plus where it sits relative to the last id. */
+export interface SSEDelivered extends SSEEvent {
+  /** 0 for an event with its own `id:`; n for the n-th event after it without one. */
+  sinceId: number;
+}
+
+export interface ReadControl {
+  signal: AbortSignal;
+  /** End once no event arrived for this long while connected (available_now). */
+  idleMs?: number;
+  /** End after this long in any case (available_now). */
+  maxMs?: number;
+}
+
+const DEFAULTS = { stallTimeoutMs: 60_000, drainIdleMs: 2000, drainMaxMs: 300_000, dedupeWindow: 1000, maxEventBytes: 16 * 1024 * 1024 };
+
+
+const STALL = Symbol("stall");
+const IDLE = Symbol("idle");
+
+/**
+ * The SSE client behind SSEConnector and SSEOffsetSource. It speaks the protocol over `fetch`
+ * rather than the `eventsource` package because that package treats any non-200 answer (a 503
+ * during a deploy, a 429) as final, reconnects at a fixed interval, has no stall detection and
+ * sends `Last-Event-ID` only after it has seen an event itself.
+ *
+ * Reading is pull-driven: bytes are read from the socket only when the consumer asks for the
+ * next event, so a slow consumer back-pressures the server through TCP and nothing is buffered
+ * beyond one network chunk (I5).
+ */
+export class SSEClient {
+  readonly url: string;
+  private readonly retry: ResolvedRetryPolicy;
+  private readonly eventTypes: ReadonlySet<string> | undefined;
+  private readonly stallTimeoutMs: number;
+  private readonly dedupeWindow: number;
+  private readonly fetchImpl: typeof globalThis.fetch;
+  /** Fingerprints of recently delivered events (id, position after it, type, data). */
+  private readonly recent = new Set<string>();
+  /** The id the events since the last `id:` hang off, and how many came after it. */
+  private anchorId = "";
+  private sinceId = 0;
+  private parser: SSEParser;
+  /** The server's `retry:` field: the base of our backoff (the spec's reconnection time). */
+  private retryBaseMs: number | undefined;
+  private readonly stat: SSEStats = {
+    connects: 0,
+    reconnects: 0,
+    stalls: 0,
+    events: 0,
+    duplicates: 0,
+    filtered: 0,
+    httpErrors: 0,
+    lastError: undefined,
+  };
+
+  constructor(
+    url: string | URL,
+    private readonly options: SSEOptions = {},
+  ) {
+    this.url = checkUrl(url, ["http:", "https:"], "SSE");
+    this.retry = resolveRetry(options.retry);
+    this.eventTypes = options.eventTypes?.length ? new Set(options.eventTypes) : undefined;
+    this.stallTimeoutMs = positive("stallTimeoutMs", options.stallTimeoutMs ?? DEFAULTS.stallTimeoutMs);
+    this.dedupeWindow = nonNegative("dedupeWindow", options.dedupeWindow ?? DEFAULTS.dedupeWindow);
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.parser = new SSEParser(options.lastEventId ?? "", options.maxEventBytes ?? DEFAULTS.maxEventBytes);
+  }
+
+  /** The id sent as `Last-Event-ID` on the next connect. */
+  get lastEventId(): string {
+    return this.parser.lastEventId;
+  }
+
+  /** Position the client: the next connect sends this id (none when empty). */
+  setLastEventId(id: string): void {
+    this.parser = new SSEParser(id, this.options.maxEventBytes ?? DEFAULTS.maxEventBytes);
+    this.recent.clear();
+  }
+
+  stats(): SSEStats {
+    return { ...this.stat };
+  }
+
+  /**
+   * Events, in order, across reconnects. Ends when `signal` aborts, the server answers 204
+   * (the spec's "do not reconnect"), or — with `idleMs` — the stream has caught up.
+   */
+  async *events(control: ReadControl): AsyncGenerator<SSEDelivered> {
+    const { signal } = control;
+    const endAt = control.maxMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + control.maxMs;
+    let failures = 0;
+    let clientFailures = 0;
+    let connectedBefore = false;
+    // "Caught up" (idleMs) is time spent connected and waiting on the network with no event
+    // arriving, summed across reconnects. Time the consumer spends on a batch, or we spend
+    // reconnecting, is not the stream being quiet.
+    let quietMs = 0;
+
+    while (!signal.aborted && Date.now() < endAt) {
+      const conn = new AbortController();
+      const onAbort = () => conn.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      let failure: Error | undefined;
+      try {
+        let response: Response;
+        try {
+          response = await this.fetchImpl(this.url, { headers: this.requestHeaders(), signal: conn.signal, redirect: "follow" });
+        } catch (err) {
+          if (signal.aborted) return;
+          throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: cannot connect: ${messageOf(err)}`, { cause: err });
+        }
+        if (response.status === 204) {
+          // The server's way of saying "this stream is over; do not reconnect".
+          await response.body?.cancel().catch(() => undefined);
+          return;
+        }
+        if (response.status !== 200) {
+          this.stat.httpErrors++;
+          const body = await readSnippet(response);
+          throw new ConnectorHttpError("SSE", this.url, response.status, response.statusText, {
+            body,
+            retryAfterMs: parseRetryAfter(response.headers.get("retry-after")),
+          });
+        }
+        const type = response.headers.get("content-type") ?? "";
+        if (!/^text\/event-stream\b/i.test(type)) {
+          await response.body?.cancel().catch(() => undefined);
+          throw new ConnectorHttpError("SSE", this.url, 200, "", {
+            body: `expected Content-Type text/event-stream, got ${JSON.stringify(type || "(none)")}`,
+          });
+        }
+        if (!response.body) throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: the response has no body`);
+
+        this.stat.connects++;
+        if (connectedBefore) this.stat.reconnects++;
+        connectedBefore = true;
+        this.parser.reset();
+        // The server resumes right after the id we sent: count id-less events from there.
+        this.anchorId = this.parser.lastEventId;
+        this.sinceId = 0;
+        const reader = response.body.getReader();
+        let receivedBytes = false;
+        while (true) {
+          const idleLeft = control.idleMs === undefined ? Number.POSITIVE_INFINITY : control.idleMs - quietMs;
+          const endLeft = endAt - Date.now();
+          if (idleLeft <= 0 || endLeft <= 0) return;
+          const waitMs = Math.min(this.stallTimeoutMs, idleLeft, endLeft);
+          const which = waitMs === this.stallTimeoutMs ? STALL : IDLE;
+          const read = reader.read();
+          const waitStarted = Date.now();
+          const got = await raceTimer(read, waitMs, which);
+          quietMs += Date.now() - waitStarted;
+          if (got === IDLE) {
+            read.catch(() => undefined);
+            return;
+          }
+          if (got === STALL) {
+            read.catch(() => undefined);
+            this.stat.stalls++;
+            throw new LakeLogicError(
+              "CONNECTOR_STALL",
+              `SSE ${redactUrl(this.url)}: no bytes (not even a keep-alive) for ${this.stallTimeoutMs} ms; reconnecting`,
+            );
+          }
+          if (got.done) {
+            throw new LakeLogicError("CONNECTOR_CLOSED", `SSE ${redactUrl(this.url)}: the server closed the stream; reconnecting`);
+          }
+          if (!receivedBytes && got.value.length > 0) {
+            // A connection that delivers is healthy again: start the backoff over.
+            receivedBytes = true;
+            failures = 0;
+          }
+          const events = this.parser.push(got.value);
+          // Client-side trouble (4xx, a protocol error) is forgiven only once an event got through.
+          if (events.length > 0) clientFailures = 0;
+          if (this.parser.retryMs !== undefined) this.retryBaseMs = this.parser.retryMs;
+          for (const parsed of events) {
+            this.stat.events++;
+            quietMs = 0;
+            if (parsed.hasId || parsed.lastEventId !== this.anchorId) {
+              this.anchorId = parsed.lastEventId;
+              this.sinceId = 0;
+            } else {
+              this.sinceId++;
+            }
+            const event: SSEDelivered = { ...parsed, sinceId: this.sinceId };
+            if (this.isReplay(event)) {
+              this.stat.duplicates++;
+              continue;
+            }
+            if (this.eventTypes && !this.eventTypes.has(event.type)) {
+              this.stat.filtered++;
+              continue;
+            }
+            yield event;
+            if (signal.aborted) return;
+          }
+        }
+      } catch (err) {
+        if (signal.aborted) return;
+        failure = err instanceof Error ? err : new Error(String(err));
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        conn.abort();
+      }
+
+      if (!failure) return;
+      this.stat.lastError = failure.message;
+      const http = failure instanceof ConnectorHttpError ? failure : undefined;
+      if ((http && !http.retryable) || failure instanceof SSEProtocolError) {
+        clientFailures++;
+        // A wrong URL, wrong credentials or a broken feed will not fix themselves: surface it.
+        if (clientFailures >= this.retry.maxClientErrorAttempts) throw failure;
+      } else {
+        failures++;
+        if (failures >= this.retry.maxAttempts) throw new ConnectorGaveUpError("SSE", this.url, failures, failure.message, failure);
+      }
+      const delayMs = backoffDelay(this.retry, failures + clientFailures, {
+        baseMs: this.retryBaseMs,
+        floorMs: http?.retryAfterMs,
+      });
+      (this.options.onRetry ?? warnRetry)({ connector: "SSE", attempt: failures + clientFailures, delayMs, error: failure });
+      if (!(await sleep(Math.min(delayMs, Math.max(0, endAt - Date.now())), signal))) return;
+    }
+  }
+
+  private requestHeaders(): Record<string, string> {
+    const headers: Record<string, string> = {
+      accept: "text/event-stream",
+      "cache-control": "no-cache",
+      ...this.options.headers,
+    };
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === "last-event-id") delete headers[k];
+    // Sent on the first connect too, so a restarted run resumes where its checkpoint says.
+    if (this.parser.lastEventId !== "") headers["last-event-id"] = this.parser.lastEventId;
+    return headers;
+  }
+
+  /**
+   * An exact replay of a recently delivered event: same id, same place after it (for events
+   * without their own id), same type and data. Servers resend these after a reconnect (inclusive
+   * resume, or resuming a little early). Only exact copies are skipped, so an id reused for new
+   * data still gets through; without any id there is no position, so nothing is skipped.
+   */
+  private isReplay(event: SSEDelivered): boolean {
+    if (this.dedupeWindow === 0 || event.lastEventId === "") return false;
+    const key = createHash("sha1")
+      .update(`${event.lastEventId}\u0000${event.sinceId}\u0000${event.type}\u0000`)
+      .update(event.invalidUtf8 ?? event.data)
+      .digest("base64");
+    if (this.recent.has(key)) return true;
+    this.recent.add(key);
+    if (this.recent.size > this.dedupeWindow) {
+      const oldest = this.recent.values().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+    return false;
+  }
+}
+
+/**
+ * SSE with the iterator API: `for await (const e of new SSEConnector(url).stream())`.
+ * For StreamSink use `SSEOffsetSource`, which commits the last event id as the cursor.
+ */
+export class SSEConnector implements StreamConnector {
+  private readonly client: SSEClient;
+  private readonly closer = new AbortController();
+
+  constructor(url: string | URL, options: SSEOptions = {}) {
+    this.client = new SSEClient(url, options);
+  }
+
+  /** Decoded event data: a JSON object, or `{ data }` for anything else. */
+  async *stream(): AsyncGenerator<unknown> {
+    for await (const m of this.events()) yield m.value;
+  }
+
+  /** Whole events: id, type, data text and decoded value. */
+  async *events(): AsyncGenerator<SSEMessage> {
+    for await (const e of this.client.events({ signal: this.closer.signal })) yield toMessage(e);
+  }
+
+  get lastEventId(): string {
+    return this.client.lastEventId;
+  }
+
+  stats(): SSEStats {
+    return this.client.stats();
+  }
+
+  async close(): Promise<void> {
+    this.closer.abort();
+  }
+}
+
+export function toMessage(e: SSEEvent): SSEMessage {
+  const m: SSEMessage = { id: e.lastEventId, hasId: e.hasId, type: e.type, data: e.data, value: decodeEventData(e.data) };
+  if (e.invalidUtf8) m.invalidUtf8 = e.invalidUtf8;
+  return m;
+}
+
+/** Shared by the JSON config of `sse` (and documented from it). */
+export const sseSpec: ComponentSpec = {
+  type: "sse",
+  kind: "cursor",
+  summary:
+    "Server-Sent Events over HTTP(S). The cursor is the last event id, sent as `Last-Event-ID` on every " +
+    "connect and reconnect, so a restarted stream resumes after its last committed event (when the server " +
+    "supports resuming).",
+  options: {
+    url: { type: "string", required: true, description: "Stream URL (http or https)." },
+    headers: { type: "object", description: "Request headers, e.g. `{\"Authorization\": \"Bearer …\"}`.", secret: true },
+    eventTypes: { type: "string[]", description: "Only these `event:` types become records (default: all)." },
+    retry: {
+      type: "object",
+      description:
+        "Reconnect policy: `initialDelayMs` (1000; the server's `retry:` replaces it), `maxDelayMs` (30000), " +
+        "`multiplier` (2), `jitter` (0.3), `maxAttempts` (unlimited), `maxClientErrorAttempts` (3, for 4xx other than 408/429).",
+    },
+    stallTimeoutMs: { type: "integer", min: 1, default: DEFAULTS.stallTimeoutMs, description: "No bytes (not even a keep-alive) for this long: reconnect." },
+    drainIdleMs: {
+      type: "integer",
+      min: 1,
+      default: DEFAULTS.drainIdleMs,
+      description: "`available_now`: caught up once no event arrived for this long while connected; the run then ends.",
+    },
+    drainMaxMs: { type: "integer", min: 1, default: DEFAULTS.drainMaxMs, description: "`available_now`: end the run after this long even if events keep coming." },
+    dedupeWindow: {
+      type: "integer",
+      min: 0,
+      default: DEFAULTS.dedupeWindow,
+      description: "Skip exact replays (same id, type and data) of the last N events, as servers send after a reconnect. 0 = off.",
+    },
+    maxEventBytes: { type: "integer", min: 1024, default: DEFAULTS.maxEventBytes, description: "Longest line or event; longer is a protocol error." },
+  },
+  check(o) {
+    try {
+      resolveRetry(o.retry as RetryPolicy | undefined);
+    } catch (err) {
+      return { option: "retry", message: (err as Error).message };
+    }
+    return undefined;
+  },
+};
+
+
+function positive(option: string, n: number): number {
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(option, `expected a number > 0; got ${JSON.stringify(n)}`);
+  return n;
+}
+
+function nonNegative(option: string, n: number): number {
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(option, `expected a whole number >= 0; got ${JSON.stringify(n)}`);
+  return n;
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+  }
+  return String(err);
+}
+
+async function raceTimer<T, S extends symbol>(p: Promise<T>, ms: number, tag: S): Promise<T | S> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<S>((resolve) => (timer = setTimeout(() => resolve(tag), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The start of an error body, for the message; never waits long or reads much. */
+async function readSnippet(response: Response): Promise<string | undefined> {
+  if (!response.body) return undefined;
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  try {
+    while (n < 1024) {
+      const got = await raceTimer(reader.read(), 1000, STALL);
+      if (got === STALL || got.done) break;
+      chunks.push(got.value);
+      n += got.value.length;
+    }
+  } catch {
+    // The body is only decoration for the message.
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, 1024));
+}
+

@@ -1,0 +1,457 @@
+import { waitUntil } from "../../util/wait.js";
+import type { ClientOptions, RawData, WebSocket as WsSocket } from "ws";
+import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { StreamConnector } from "../core/types.js";
+import {
+  backoffDelay,
+  parseRetryAfter,
+  resolveRetry,
+  warnRetry,
+  type ResolvedRetryPolicy,
+  type RetryInfo,
+  type RetryPolicy,
+} from "../core/backoff.js";
+import { BufferOverflowError, ConnectorGaveUpError, ConnectorHttpError, redactUrl } from "../core/errors.js";
+import { requirePeer, type ComponentSpec } from "../core/spec.js";
+import { checkUrl, decodeEventData } from "../core/common.js";
+
+/**
+ * What happens when the receive buffer is full (I5):
+ * - `block` — stop reading the socket until the consumer has taken half the buffer; the server
+ *   sees TCP backpressure (some servers then disconnect slow clients; we reconnect and resubscribe).
+ * - `drop-oldest` — discard the oldest buffered message, counted in `stats().dropped`.
+ * - `fail` — end the stream with BufferOverflowError.
+ */
+export type OverflowPolicy = "block" | "drop-oldest" | "fail";
+export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ["block", "drop-oldest", "fail"];
+
+export interface WebSocketOptions {
+  /** Sent after every (re)connect: a string as is, anything else as JSON. */
+  subscribeMessage?: unknown;
+  /** Several subscribe messages, sent in order after `subscribeMessage`. */
+  subscribeMessages?: unknown[];
+  /** Handshake headers (e.g. Authorization). */
+  headers?: Record<string, string>;
+  /** WebSocket sub-protocols. */
+  protocols?: string[];
+  /** Ping this often; no pong (and no message) by the next ping means the link is dead: reconnect. 0 = off. Default 30000. */
+  pingIntervalMs?: number;
+  /** Most messages held between the socket and the consumer. Default 10000. */
+  maxBuffered?: number;
+  /** Most bytes held between the socket and the consumer. Default 64 MiB. */
+  maxBufferedBytes?: number;
+  /** See OverflowPolicy. Default `block`. */
+  overflow?: OverflowPolicy;
+  /** Largest single message accepted (bigger ones close the connection with 1009). Default 16 MiB. */
+  maxMessageBytes?: number;
+  /** Reconnect policy: exponential backoff with jitter and a cap. */
+  retry?: RetryPolicy;
+  /** Opening handshake time limit. Default 10000. */
+  handshakeTimeoutMs?: number;
+  /** Called before every reconnect wait. Default: one warning line on stderr. */
+  onRetry?: (info: RetryInfo) => void;
+}
+
+export interface WebSocketMessage {
+  /** Text, or the bytes of a binary message that is not UTF-8 text. */
+  data: string | Uint8Array;
+  binary: boolean;
+  /** Which connection (1, 2, …) and which message on it: for logs and quarantine positions. */
+  connection: number;
+  seq: number;
+}
+
+export interface WebSocketStats {
+  connects: number;
+  reconnects: number;
+  received: number;
+  /** Messages discarded by overflow `drop-oldest`. */
+  dropped: number;
+  /** Times reading was paused because the buffer was full (overflow `block`). */
+  pauses: number;
+  paused: boolean;
+  buffered: number;
+  bufferedBytes: number;
+  /** Connections ended because a ping went unanswered. */
+  stalls: number;
+  lastError: string | undefined;
+}
+
+export const WS_END = Symbol("end");
+export const WS_IDLE = Symbol("idle");
+
+const DEFAULTS = {
+  pingIntervalMs: 30_000,
+  maxBuffered: 10_000,
+  maxBufferedBytes: 64 * 1024 * 1024,
+  overflow: "block" as OverflowPolicy,
+  maxMessageBytes: 16 * 1024 * 1024,
+  handshakeTimeoutMs: 10_000,
+};
+
+type WsModule = { WebSocket: new (url: string, protocols: string[] | undefined, options: ClientOptions) => WsSocket };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * WebSocket with the iterator API (`for await (const e of connector.stream())`). It reconnects
+ * with exponential backoff and jitter, re-sends the subscribe message(s) on every connection,
+ * detects dead links with ping/pong, and holds received messages in a bounded buffer with a
+ * declared overflow policy.
+ *
+ * A WebSocket has no cursor: messages sent while no one is connected, and messages buffered
+ * here but not yet committed when the process dies, are lost. See docs/connectors.md.
+ */
+export class WebSocketConnector implements StreamConnector {
+  readonly url: string;
+  private readonly retry: ResolvedRetryPolicy;
+  private readonly maxBuffered: number;
+  private readonly maxBufferedBytes: number;
+  private readonly overflow: OverflowPolicy;
+  private readonly pingIntervalMs: number;
+  private readonly subscribe: string[];
+
+  private readonly buffer: Array<WebSocketMessage | undefined> = [];
+  private head = 0;
+  private bytes = 0;
+  private waiter: (() => void) | undefined;
+
+  private started = false;
+  private closed = false;
+  private fatal: Error | undefined;
+  private ws: WsSocket | undefined;
+  private paused = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private clientFailures = 0;
+  private connection = 0;
+  private readonly stat = { connects: 0, reconnects: 0, received: 0, dropped: 0, pauses: 0, stalls: 0, lastError: undefined as string | undefined };
+
+  constructor(
+    url: string | URL,
+    private readonly options: WebSocketOptions = {},
+  ) {
+    this.url = checkUrl(url, ["ws:", "wss:", "http:", "https:"], "WebSocket");
+    this.retry = resolveRetry(options.retry);
+    this.maxBuffered = atLeast("maxBuffered", options.maxBuffered ?? DEFAULTS.maxBuffered, 1);
+    this.maxBufferedBytes = atLeast("maxBufferedBytes", options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes, 1);
+    this.pingIntervalMs = atLeast("pingIntervalMs", options.pingIntervalMs ?? DEFAULTS.pingIntervalMs, 0);
+    this.overflow = options.overflow ?? DEFAULTS.overflow;
+    if (!OVERFLOW_POLICIES.includes(this.overflow)) {
+      throw new ConfigError("overflow", `expected one of ${OVERFLOW_POLICIES.join(", ")}; got ${JSON.stringify(this.overflow)}`);
+    }
+    const messages = [
+      ...(options.subscribeMessage === undefined ? [] : [options.subscribeMessage]),
+      ...(options.subscribeMessages ?? []),
+    ];
+    this.subscribe = messages.map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
+  }
+
+  /** Decoded messages: a JSON object as is; other text as `{ data }`; non-UTF-8 binary as `{ data: Uint8Array }`. */
+  async *stream(): AsyncGenerator<unknown> {
+    for await (const m of this.messages()) yield typeof m.data === "string" ? decodeEventData(m.data) : { data: m.data };
+  }
+
+  /** Raw messages. Returning from the loop closes the connector. */
+  async *messages(): AsyncGenerator<WebSocketMessage> {
+    try {
+      while (true) {
+        const m = await this.take();
+        if (m === WS_END || m === WS_IDLE) return;
+        yield m;
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  /**
+   * The next message; `WS_IDLE` if none arrived within `timeoutMs`; `WS_END` once closed or
+   * aborted. Throws the connector's fatal error (overflow `fail`, a 4xx, retries exhausted)
+   * once everything buffered before it has been taken.
+   */
+  async take(timeoutMs?: number, signal?: AbortSignal): Promise<WebSocketMessage | typeof WS_END | typeof WS_IDLE> {
+    this.start();
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    while (true) {
+      const m = this.shift();
+      if (m) return m;
+      if (this.fatal) throw this.fatal;
+      if (this.closed || signal?.aborted) return WS_END;
+      const left = deadline === undefined ? undefined : deadline - Date.now();
+      if (left !== undefined && left <= 0) return WS_IDLE;
+      await waitUntil(left, signal, (wake) => (this.waiter = wake));
+    }
+  }
+
+  stats(): WebSocketStats {
+    return { ...this.stat, paused: this.paused, buffered: this.buffer.length - this.head, bufferedBytes: this.bytes };
+  }
+
+  /** Close the connection and stop reconnecting. Buffered messages are discarded. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws) {
+      await new Promise<void>((resolve) => {
+        if (ws.readyState === ws.CLOSED) return resolve();
+        const timer = setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1000);
+        ws.once("close", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        // In CONNECTING, close() aborts the handshake; otherwise it sends a close frame.
+        if (ws.readyState === ws.CONNECTING) ws.terminate();
+        else ws.close(1000, "closed by client");
+      });
+    }
+    this.buffer.length = 0;
+    this.head = 0;
+    this.bytes = 0;
+    this.wake();
+  }
+
+  private start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    let mod: WsModule;
+    try {
+      mod = await requirePeer<WsModule>("ws", "The WebSocket connector");
+    } catch (err) {
+      this.fail(err as Error);
+      return;
+    }
+    if (this.closed) return;
+    const ws = new mod.WebSocket(this.url, this.options.protocols, {
+      headers: this.options.headers,
+      handshakeTimeout: this.options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs,
+      maxPayload: this.options.maxMessageBytes ?? DEFAULTS.maxMessageBytes,
+    });
+    this.ws = ws;
+    const connection = ++this.connection;
+    let seq = 0;
+    let opened = false;
+    let alive = true;
+    let failure: Error | undefined;
+    let heartbeat: NodeJS.Timeout | undefined;
+    const healthy = () => {
+      alive = true;
+      this.failures = 0;
+      this.clientFailures = 0;
+    };
+
+    ws.on("unexpected-response", (_req, res) => {
+      const retryAfter = res.headers["retry-after"];
+      failure = new ConnectorHttpError("WebSocket", this.url, res.statusCode ?? 0, res.statusMessage ?? "", {
+        retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+      });
+      res.resume();
+      ws.terminate();
+    });
+    ws.on("open", () => {
+      opened = true;
+      this.stat.connects++;
+      if (this.stat.connects > 1) this.stat.reconnects++;
+      for (const m of this.subscribe) ws.send(m);
+      if (this.paused) ws.pause();
+      if (this.pingIntervalMs > 0) {
+        heartbeat = setInterval(() => {
+          if (ws.readyState !== ws.OPEN) return;
+          // A paused socket is not read, so its pongs cannot arrive: not a dead link.
+          if (ws.isPaused) {
+            alive = true;
+            return;
+          }
+          if (!alive) {
+            this.stat.stalls++;
+            failure = new LakeLogicError(
+              "CONNECTOR_STALL",
+              `WebSocket ${redactUrl(this.url)}: no pong or message within ${this.pingIntervalMs} ms; reconnecting`,
+            );
+            ws.terminate();
+            return;
+          }
+          alive = false;
+          ws.ping();
+        }, this.pingIntervalMs);
+      }
+    });
+    ws.on("pong", healthy);
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      healthy();
+      this.stat.received++;
+      const bytes = rawBytes(data);
+      let payload: string | Uint8Array;
+      if (!isBinary) {
+        payload = bytes.toString("utf8");
+      } else {
+        try {
+          payload = utf8.decode(bytes);
+        } catch {
+          payload = new Uint8Array(bytes);
+        }
+      }
+      this.enqueue({ data: payload, binary: isBinary, connection, seq: ++seq }, bytes.length);
+    });
+    ws.on("error", (err: Error) => {
+      failure ??= new LakeLogicError("CONNECTOR_NETWORK", `WebSocket ${redactUrl(this.url)}: ${err.message}`, { cause: err });
+    });
+    ws.on("close", (code: number, reason: Buffer) => {
+      clearInterval(heartbeat);
+      if (this.ws === ws) this.ws = undefined;
+      if (this.closed || this.fatal) return;
+      const why = reason.length > 0 ? ` (${reason.toString("utf8")})` : "";
+      failure ??= new LakeLogicError(
+        "CONNECTOR_CLOSED",
+        opened
+          ? `WebSocket ${redactUrl(this.url)}: the server closed the connection with code ${code}${why}; reconnecting`
+          : `WebSocket ${redactUrl(this.url)}: the connection closed during the handshake`,
+      );
+      this.reconnectAfter(failure);
+    });
+  }
+
+  private reconnectAfter(failure: Error): void {
+    this.stat.lastError = failure.message;
+    const http = failure instanceof ConnectorHttpError ? failure : undefined;
+    if (http && !http.retryable) {
+      this.clientFailures++;
+      if (this.clientFailures >= this.retry.maxClientErrorAttempts) return this.fail(http);
+    } else {
+      this.failures++;
+      if (this.failures >= this.retry.maxAttempts) {
+        return this.fail(new ConnectorGaveUpError("WebSocket", this.url, this.failures, failure.message, failure));
+      }
+    }
+    const attempt = this.failures + this.clientFailures;
+    const delayMs = backoffDelay(this.retry, attempt, { floorMs: http?.retryAfterMs });
+    (this.options.onRetry ?? warnRetry)({ connector: "WebSocket", attempt, delayMs, error: failure });
+    this.reconnectTimer = setTimeout(() => void this.connect(), delayMs);
+  }
+
+  private enqueue(message: WebSocketMessage, size: number): void {
+    if (this.closed || this.fatal) return;
+    const full = () => this.buffer.length - this.head >= this.maxBuffered || this.bytes + size > this.maxBufferedBytes;
+    if (full()) {
+      if (this.overflow === "fail") {
+        this.fail(new BufferOverflowError(`WebSocket ${redactUrl(this.url)}`, `${this.maxBuffered} messages / ${this.maxBufferedBytes} bytes`));
+        this.ws?.terminate();
+        return;
+      }
+      if (this.overflow === "drop-oldest") {
+        while (full() && this.shift()) this.stat.dropped++;
+      }
+      // `block`: keep it. Only messages already read off the socket before the pause land
+      // here, so the overshoot is bounded by one socket read.
+    }
+    this.buffer.push(message);
+    this.bytes += size;
+    if (this.overflow === "block" && !this.paused && full()) {
+      this.paused = true;
+      this.stat.pauses++;
+      this.ws?.pause();
+    }
+    this.wake();
+  }
+
+  private shift(): WebSocketMessage | undefined {
+    if (this.head >= this.buffer.length) return undefined;
+    const m = this.buffer[this.head];
+    this.buffer[this.head++] = undefined;
+    if (this.head > 1024 && this.head * 2 > this.buffer.length) {
+      this.buffer.splice(0, this.head);
+      this.head = 0;
+    }
+    if (!m) return undefined;
+    this.bytes -= typeof m.data === "string" ? Buffer.byteLength(m.data) : m.data.byteLength;
+    if (this.paused && (this.buffer.length - this.head) * 2 <= this.maxBuffered && this.bytes * 2 <= this.maxBufferedBytes) {
+      this.paused = false;
+      this.ws?.resume();
+    }
+    return m;
+  }
+
+  private fail(err: Error): void {
+    this.fatal ??= err;
+    this.stat.lastError = err.message;
+    clearTimeout(this.reconnectTimer);
+    this.wake();
+  }
+
+  private wake(): void {
+    this.waiter?.();
+  }
+}
+
+function rawBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+function atLeast(option: string, n: number, min: number): number {
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(option, `expected a whole number >= ${min}; got ${JSON.stringify(n)}`);
+  return n;
+}
+
+
+export const websocketSpec: ComponentSpec = {
+  type: "websocket",
+  kind: "push",
+  peerDependency: "ws",
+  summary:
+    "WebSocket feed. No cursor: a crash loses the messages buffered or in the uncommitted batch, and messages " +
+    "sent while no run is connected are never seen (at-most-once for that window). Run it `continuous`; " +
+    "lint STREAM-004 warns about `available_now`.",
+  options: {
+    url: { type: "string", required: true, description: "ws:// or wss:// URL." },
+    subscribeMessage: { type: "any", description: "Sent after every (re)connect: a string as is, anything else as JSON." },
+    subscribeMessages: { type: "any", description: "A list of subscribe messages, sent in order after `subscribeMessage`." },
+    headers: { type: "object", description: "Handshake headers, e.g. Authorization.", secret: true },
+    protocols: { type: "string[]", description: "WebSocket sub-protocols." },
+    pingIntervalMs: { type: "integer", min: 0, default: DEFAULTS.pingIntervalMs, description: "Ping period; no pong or message by the next ping: reconnect. 0 = off." },
+    maxBuffered: { type: "integer", min: 1, default: DEFAULTS.maxBuffered, description: "Most messages held between socket and batch." },
+    maxBufferedBytes: { type: "integer", min: 1, default: DEFAULTS.maxBufferedBytes, description: "Most bytes held between socket and batch." },
+    overflow: {
+      type: "string",
+      enum: OVERFLOW_POLICIES,
+      default: DEFAULTS.overflow,
+      description: "Full buffer: `block` pauses reading (TCP backpressure), `drop-oldest` discards and counts, `fail` ends the run.",
+    },
+    maxMessageBytes: { type: "integer", min: 1, default: DEFAULTS.maxMessageBytes, description: "Largest single message." },
+    retry: {
+      type: "object",
+      description:
+        "Reconnect policy: `initialDelayMs` (1000), `maxDelayMs` (30000), `multiplier` (2), `jitter` (0.3), " +
+        "`maxAttempts` (unlimited), `maxClientErrorAttempts` (3, for handshake 4xx other than 408/429).",
+    },
+    handshakeTimeoutMs: { type: "integer", min: 1, default: DEFAULTS.handshakeTimeoutMs, description: "Opening handshake time limit." },
+    drainIdleMs: {
+      type: "integer",
+      min: 1,
+      default: 2000,
+      description: "`available_now` only (not recommended, see STREAM-004): end the run once no message arrived for this long.",
+    },
+  },
+  check(o) {
+    try {
+      resolveRetry(o.retry as RetryPolicy | undefined);
+    } catch (err) {
+      return { option: "retry", message: (err as Error).message };
+    }
+    if (o.subscribeMessages !== undefined && !Array.isArray(o.subscribeMessages)) {
+      return { option: "subscribeMessages", message: `expected a list; got ${JSON.stringify(o.subscribeMessages)}` };
+    }
+    return undefined;
+  },
+};
