@@ -6,7 +6,7 @@ import type { DatasetRule, RowRule } from "../contract/types.js";
 import { typeLabel } from "./canonical.js";
 import { defineLazy } from "../util/lazy.js";
 import { lookupField, type EncodedBatch } from "./encode.js";
-import type { Check, Plan, PlanField } from "./plan.js";
+import type { Check, Plan, PlanField } from "./plan-types.js";
 import type { BadRow, DatasetRuleResult, GoodColumns, Row, RuleCount, RuleFailure, ValidationResult } from "./types.js";
 
 /** What each engine hands back for one batch. Positions are engine rows (0..n-1). */

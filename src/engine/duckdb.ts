@@ -18,7 +18,8 @@ import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { dryRunBatch, encodeBatchInSlices, type EncodedBatch } from "./encode.js";
 import { columnsFromChunks, goodColumnsOf } from "./good-columns.js";
 import type { Expr, Layer } from "./ir.js";
-import { BAD_COL, compilePlan, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan.js";
+import { compilePlan } from "./plan.js";
+import { BAD_COL, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
 

@@ -15,7 +15,7 @@
 import { canonicalIsoMicrosNumber } from "../util/civil-time.js";
 import { wellFormedJson } from "../util/well-formed-json.js";
 import { isWellFormed, numberText } from "./canonical.js";
-import type { Plan, PlanField } from "./plan.js";
+import type { Plan, PlanField } from "./plan-types.js";
 
 export const TAG = {
   /** Absent, undefined or null. */

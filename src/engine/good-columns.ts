@@ -5,7 +5,7 @@
 import type { FieldType } from "../contract/types.js";
 import { DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue, type DuckDBDataChunk, type DuckDBValue } from "../util/duckdb.js";
 import { formatMicros } from "./canonical.js";
-import type { Plan } from "./plan.js";
+import type { Plan } from "./plan-types.js";
 import type { GoodColumns } from "./types.js";
 
 /** GoodColumns over chunks whose first columns are the plan's outputs, in output order. */

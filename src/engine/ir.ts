@@ -80,7 +80,7 @@ export interface Layer {
   columns: Array<[name: string, expr: Expr]>;
 }
 
-// ── Builders: keep plan.ts readable ──
+// ── Builders: keep the plan compiler (plan*.ts) readable ──
 
 export const col = (name: string): Expr => ({ op: "col", name });
 export const str = (value: string): Expr => ({ op: "lit", value, type: "utf8" });
