@@ -4,9 +4,9 @@ import { DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue } from ".
 import { decideCommit } from "../checkpoint/cas.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
+import { quoteIdent } from "../util/sql-text.js";
 import { CHECKPOINT_TABLE, DUCKDB_FILE } from "./config.js";
 import { acquireDatabase, type Database } from "./duckdb-db.js";
-import { quoteIdent } from "./columns.js";
 
 const TABLE = quoteIdent(CHECKPOINT_TABLE);
 

@@ -153,3 +153,20 @@ function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string |
   }
   return undefined;
 }
+
+/**
+ * JSON text DuckDB can read. JSON.stringify writes a lone UTF-16 surrogate as a `\udXXX`
+ * escape, which DuckDB's parser refuses; such strings are stored with U+FFFD instead, as the
+ * appender's UTF-8 encoding did. The search is one scan of the text; the replacer pass runs
+ * only when it finds something.
+ */
+export function jsonDocument(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes("\\ud") ? JSON.stringify(value, (_key, v: unknown) => (typeof v === "string" ? toWellFormed(v) : v)) : text;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function toWellFormed(s: string): string {
+  return s.replace(LONE_SURROGATE, "\uFFFD");
+}

@@ -15,7 +15,9 @@ import {
 import { join } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "../util/duckdb.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
-import { buildChunks, convertAll, planColumns, quoteIdent, quoteString, selectRows, type ColumnPlan } from "./columns.js";
+import { quoteIdent, quoteString } from "../util/sql-text.js";
+import { buildChunks, convertAll, selectRows } from "./chunks.js";
+import { planColumns, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
 import { LakeBusyError, LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";

@@ -14,7 +14,7 @@ import {
 } from "../util/duckdb.js";
 import type { Contract } from "../contract/types.js";
 import type { Row } from "../engine/types.js";
-import { quoteIdent } from "./columns.js";
+import { quoteIdent } from "../util/sql-text.js";
 import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { acquireDatabase } from "./duckdb-db.js";
 import { readManifest, sqlList, tableDir } from "./parquet-writer.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toEpochDays, toEpochMicros } from "../../src/lake/columns.js";
+import { toEpochDays, toEpochMicros } from "../../src/lake/epoch-values.js";
 import { daysFromCivil } from "../../src/util/civil-time.js";
 import { isoFromMicros } from "../../src/lake/read.js";
 

@@ -1,0 +1,91 @@
+import { VARCHAR, type DuckDBConnection, type DuckDBType } from "../util/duckdb.js";
+import { ConfigError } from "../errors.js";
+import { quoteIdent } from "../util/sql-text.js";
+import type { ColumnPlan } from "./columns.js";
+import type { LakeConfig } from "./config.js";
+import { DUCKDB_QUARANTINE_COLUMNS } from "./duckdb-quarantine.js";
+import { QUARANTINE_COLUMNS } from "./quarantine.js";
+
+/** Column of the existing table and where its values come from (-1: not in the contract → NULL). */
+export interface TableColumn {
+  name: string;
+  plan: number;
+  vectorType: DuckDBType;
+}
+
+function normType(t: string): string {
+  return t.toUpperCase().replace(/\s+/g, "");
+}
+
+async function tableColumnsOf(conn: DuckDBConnection, table: string, temp = false): Promise<Array<{ name: string; type: string }>> {
+  const reader = await conn.runAndReadAll(
+    `SELECT column_name, data_type FROM duckdb_columns()
+     WHERE database_name = ${temp ? "'temp'" : "current_database()"} AND schema_name = 'main' AND table_name = $1
+     ORDER BY column_index`,
+    [table],
+  );
+  return reader.getRows().map((r) => ({ name: String(r[0]), type: String(r[1]) }));
+}
+
+/** Create or reconcile the good and quarantine tables; return the good table's layout. */
+export async function prepareTables(
+  conn: DuckDBConnection,
+  config: LakeConfig,
+  plans: readonly ColumnPlan[],
+): Promise<TableColumn[]> {
+  const layout = await prepareGoodTable(conn, config, plans);
+  if (config.quarantine.enabled) await prepareQuarantineTable(conn, config.quarantine.target);
+  return layout;
+}
+
+/** Create the good table, or add the contract's new fields to it; return its layout. */
+async function prepareGoodTable(
+  conn: DuckDBConnection,
+  config: LakeConfig,
+  plans: readonly ColumnPlan[],
+): Promise<TableColumn[]> {
+  const table = quoteIdent(config.table);
+  await conn.run(`CREATE TABLE IF NOT EXISTS ${table} (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
+  let existing = await tableColumnsOf(conn, config.table);
+  const byName = new Map(existing.map((c) => [c.name.toLowerCase(), c]));
+  let altered = false;
+  for (const p of plans) {
+    const col = byName.get(p.name.toLowerCase());
+    if (!col) {
+      // A field added to the contract: add the column (old rows read NULL).
+      await conn.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(p.name)} ${p.sqlType}`);
+      altered = true;
+    } else if (normType(col.type) !== normType(p.sqlType)) {
+      throw new ConfigError(
+        `model.fields.${p.name}`,
+        `table "${config.table}" already has column "${col.name}" of type ${col.type}, but the contract maps it to ${p.sqlType}; ` +
+          "migrate the table (or write to a new table) before changing a field's type",
+      );
+    }
+  }
+  if (altered) existing = await tableColumnsOf(conn, config.table);
+  return existing.map((c) => {
+    const plan = plans.findIndex((p) => p.name.toLowerCase() === c.name.toLowerCase());
+    return { name: c.name, plan, vectorType: plan >= 0 ? plans[plan]!.vectorType : VARCHAR };
+  });
+}
+
+/** Create the quarantine table, or check (and bring up to date) the one that is there. */
+async function prepareQuarantineTable(conn: DuckDBConnection, target: string): Promise<void> {
+  const q = quoteIdent(target);
+  await conn.run(`CREATE TABLE IF NOT EXISTS ${q} (${DUCKDB_QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
+  let qCols = (await tableColumnsOf(conn, target)).map((c) => c.name);
+  if (qCols.join(",") === QUARANTINE_COLUMNS.map((c) => c.name).join(",")) {
+    // Made before rows carried their stream: add the column (old rows read NULL).
+    const added = DUCKDB_QUARANTINE_COLUMNS[DUCKDB_QUARANTINE_COLUMNS.length - 1]!;
+    await conn.run(`ALTER TABLE ${q} ADD COLUMN ${added.name} ${added.sqlType}`);
+    qCols = (await tableColumnsOf(conn, target)).map((c) => c.name);
+  }
+  const expected = DUCKDB_QUARANTINE_COLUMNS.map((c) => c.name);
+  if (qCols.join(",") !== expected.join(",")) {
+    throw new ConfigError(
+      "quarantine.target",
+      `table "${target}" exists with columns (${qCols.join(", ")}), not a LakeLogic quarantine table (${expected.join(", ")}); choose another quarantine.target`,
+    );
+  }
+}
