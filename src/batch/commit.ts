@@ -1,7 +1,6 @@
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "../checkpoint/types.js";
 import type { LakeWriter, WriteRequest, WriteResult, WriteStream } from "../lake/types.js";
-import type { Source } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
 import type { ValidatedBatch } from "./validate.js";
 
@@ -10,21 +9,14 @@ export interface StreamPosition {
   cursor: Cursor | undefined;
   batchId: number;
   totals: Counts;
-  /** When `batchId` was committed; null before the first commit, undefined when not known. */
-  committedAt?: Date | null;
 }
 
 export const ZERO_COUNTS: Readonly<Counts> = Object.freeze({ sourceCount: 0, goodCount: 0, badCount: 0 });
 
 export function positionOf(record: CheckpointRecord | undefined): StreamPosition {
   return record
-    ? { cursor: record.cursor, batchId: record.batchId, totals: { ...record.totals }, committedAt: record.committedAt }
-    : { cursor: undefined, batchId: 0, totals: { ...ZERO_COUNTS }, committedAt: null };
-}
-
-/** How a source replays after a crash, as the lake needs to know it (CommitTarget.replay). */
-export function replayOf(source: Source | undefined): WriteStream["replay"] {
-  return source?.kind === "cursor" && source.replays === true ? "cursor" : "redeliver";
+    ? { cursor: record.cursor, batchId: record.batchId, totals: { ...record.totals } }
+    : { cursor: undefined, batchId: 0, totals: { ...ZERO_COUNTS } };
 }
 
 export interface CommitTarget {
@@ -58,23 +50,38 @@ export interface CommitHooks {
  * Steps 5 and 6 of the batch lifecycle: write good and bad rows, then commit the cursor with
  * compare-and-set. The cursor is never durable before the rows are (I1); a replay of the same
  * batch is harmless because merge targets and quarantine are idempotent (I2).
+ *
+ * The stored checkpoint is read first, with the store's own compare-and-set decision: a batch
+ * this writer already committed (a retried call whose answer was lost) is not written again —
+ * for an append target that would duplicate rows — and a rival writer on this key (I3) fails
+ * before it touches the lake, whose write may replace rows of batches the stream has not
+ * committed (WriteStream), and those would be the rival's. `validated` is awaited only after that.
  */
 export async function writeAndCommit(
   target: CommitTarget,
   previous: StreamPosition,
   cursor: Cursor | undefined,
-  batch: ValidatedBatch,
+  validated: () => Promise<ValidatedBatch>,
   hooks: CommitHooks = {},
 ): Promise<CommittedBatch> {
+  const next = {
+    key: target.key,
+    cursor: cursor === undefined ? previous.cursor ?? null : cursor,
+    batchId: previous.batchId + 1,
+    writerId: target.writerId,
+  };
+  const stored = await target.store.load(target.key);
+  if (decideCommit(stored, { ...next, committedAt: new Date(0), batch: ZERO_COUNTS, totals: ZERO_COUNTS }) === "already-committed") {
+    return { record: stored!, outcome: "already-committed", write: NOTHING_WRITTEN, position: positionAfter(stored!) };
+  }
+  const batch = await validated();
   const counts: Counts = {
     sourceCount: batch.sourceCount,
     goodCount: batch.goodCount,
     badCount: batch.bad.length,
   };
   const record: CheckpointRecord = {
-    key: target.key,
-    cursor: cursor === undefined ? previous.cursor ?? null : cursor,
-    batchId: previous.batchId + 1,
+    ...next,
     committedAt: new Date(),
     batch: counts,
     totals: {
@@ -82,14 +89,16 @@ export async function writeAndCommit(
       goodCount: previous.totals.goodCount + counts.goodCount,
       badCount: previous.totals.badCount + counts.badCount,
     },
-    writerId: target.writerId,
   };
   // Built field by field, not spread: reading `good` could build rows the writer does not need.
   const request = { batchId: record.batchId, bad: batch.bad } as WriteRequest;
   defineLazy(request, "good", () => batch.good);
   if (batch.goodColumns) request.goodColumns = batch.goodColumns;
-  if (previous.committedAt !== undefined) {
-    request.stream = { key: target.key, replay: target.replay ?? "redeliver", previousCommittedAt: previous.committedAt };
+  // When the previous batch was committed, as the store holds it; null before the first commit.
+  const previousCommittedAt =
+    stored?.batchId === previous.batchId ? stored.committedAt : !stored && previous.batchId === 0 ? null : undefined;
+  if (previousCommittedAt !== undefined) {
+    request.stream = { key: target.key, replay: target.replay ?? "redeliver", previousCommittedAt };
   }
   let write: WriteResult;
   let outcome: CommitOutcome;
@@ -98,12 +107,6 @@ export async function writeAndCommit(
     write = await target.lake.write(request);
     outcome = write.checkpointOutcome ?? "committed";
   } else {
-    // Compare-and-set before the write as well as at the commit: a rival writer on this key (I3)
-    // then fails without touching the lake — the write may replace rows of batches the stream
-    // has not committed (WriteStream), and those would be the rival's.
-    if (decideCommit(await target.store.load(target.key), record) === "already-committed") {
-      return { record, outcome: "already-committed", write: NOTHING_WRITTEN, position: positionAfter(record) };
-    }
     write = await target.lake.write(request);
     await hooks.afterWrite?.(record.batchId);
     outcome = await target.store.commit(record);
@@ -114,5 +117,5 @@ export async function writeAndCommit(
 const NOTHING_WRITTEN: Readonly<WriteResult> = Object.freeze({ goodWritten: 0, badWritten: 0, badAlreadyPresent: 0 });
 
 function positionAfter(record: CheckpointRecord): StreamPosition {
-  return { cursor: record.cursor, batchId: record.batchId, totals: record.totals, committedAt: record.committedAt };
+  return { cursor: record.cursor, batchId: record.batchId, totals: record.totals };
 }

@@ -1,24 +1,25 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { BatchCollector, receiveBatch, type CollectedBatch } from "../batch/collect.js";
-import { positionOf, replayOf, writeAndCommit, type CommitHooks, type StreamPosition } from "../batch/commit.js";
-import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
-import { encodeCursor } from "../checkpoint/codec.js";
+import type { CollectedBatch } from "../batch/collect.js";
+import { positionOf, type CommitHooks, type StreamPosition } from "../batch/commit.js";
+import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
 import { loadContract } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { DatasetRuleResult, Engine, EngineName, RuleCount } from "../engine/types.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
+import type { CheckpointOption } from "../pipeline/checkpoint-option.js";
+import { batchLimits, positiveInt, readAheadDepth, type BatchOptions } from "../pipeline/options.js";
+import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
+import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
+import { openTarget } from "../pipeline/target.js";
 import { toSource, type SourceInput } from "../sources/index.js";
-import type { AckSource, CursorSource, RunMode, SourceLag, SourceRecord } from "../sources/core/types.js";
-import { memoryProfile } from "../util/memory-profile.js";
-import { openCheckpoint, type CheckpointOption } from "./checkpoint-option.js";
-import { openLakeFor } from "./lake-option.js";
+import type { RunMode, SourceLag } from "../sources/core/types.js";
 
 export const RUN_MODES: readonly RunMode[] = ["available_now", "continuous"];
 
-export interface StreamSinkOptions {
+export interface StreamSinkOptions extends BatchOptions {
   /** `duckdb` (default), `polars`, or an engine instance you own. */
   engine?: EngineName | Engine;
   /**
@@ -29,12 +30,6 @@ export interface StreamSinkOptions {
   checkpoint?: CheckpointOption;
   /** Default `stream::<dataset>`. */
   checkpointKey?: string;
-  /** Records per batch. Default 1000. */
-  batchSize?: number;
-  /** Bytes per batch (raw payload, or an estimate). Default 16 MiB. */
-  maxBatchBytes?: number;
-  /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
-  maxWaitMs?: number;
   /** Lake directory; overrides `materialization.target_path`. Default `./lake`. */
   targetPath?: string;
   /** Abort to stop gracefully: the batches already read (up to readAhead + 1) finish and commit. */
@@ -111,16 +106,20 @@ export class StreamRunError extends LakeLogicError {
   }
 }
 
-const DEFAULTS = { batchSize: 1000, maxBatchBytes: 16 * 1024 * 1024, maxWaitMs: 1000, readAhead: 2 };
+/** What one run keeps while it goes: the committed position and the run's counts. */
+interface RunState {
+  position: StreamPosition | undefined;
+  batches: number;
+  counts: Counts;
+  lastLag: SourceLag | undefined;
+}
 
 /**
- * The in-process runtime: fetch → validate → write → commit, in a loop, with the cursor
- * committed only after the batch's rows are durable. See docs/streamsink.md.
+ * The in-process runtime: fetch → validate → write → commit, in a loop over the stream pipeline
+ * (src/pipeline), with the cursor committed only after the batch's rows are durable, and signal
+ * handling for graceful stops. See docs/streamsink.md.
  */
 export class StreamSink {
-  private readonly batchSize: number;
-  private readonly maxBatchBytes: number;
-  private readonly maxWaitMs: number;
   private readonly readAhead: number;
 
   constructor(
@@ -128,10 +127,8 @@ export class StreamSink {
     private readonly sourceInput: SourceInput,
     private readonly options: StreamSinkOptions = {},
   ) {
-    this.batchSize = positiveInt("batchSize", options.batchSize ?? DEFAULTS.batchSize);
-    this.maxBatchBytes = positiveInt("maxBatchBytes", options.maxBatchBytes ?? DEFAULTS.maxBatchBytes);
-    this.maxWaitMs = positiveInt("maxWaitMs", options.maxWaitMs ?? DEFAULTS.maxWaitMs);
-    this.readAhead = positiveInt("readAhead", options.readAhead ?? (memoryProfile() === "lean" ? 1 : DEFAULTS.readAhead));
+    batchLimits(options); // a bad value fails here, not at run()
+    this.readAhead = readAheadDepth(options.readAhead);
     if (sourceInput === undefined || sourceInput === null) {
       throw new ConfigError("source", "expected a source, a connector with stream(), or an iterable; got nothing");
     }
@@ -152,85 +149,40 @@ export class StreamSink {
     const detach = this.attachStopSignals(mode, stop);
     const resources: Array<() => Promise<void>> = [];
     const startedAt = new Date();
-    let position: StreamPosition | undefined;
+    const state: RunState = { position: undefined, batches: 0, counts: { sourceCount: 0, goodCount: 0, badCount: 0 }, lastLag: undefined };
     let resumedFrom: Cursor = null;
-    let batches = 0;
-    const run: Counts = { sourceCount: 0, goodCount: 0, badCount: 0 };
     let stoppedBy: StopReason = "end";
-    let lastLag: SourceLag | undefined;
 
     const summary = (): StreamRunSummary => ({
-      batches,
-      ...run,
-      cursor: position?.cursor ?? null,
+      batches: state.batches,
+      ...state.counts,
+      cursor: state.position?.cursor ?? null,
       resumedFrom,
       startedAt,
       finishedAt: new Date(),
       stoppedBy,
       checkpointKey: key,
-      totals: position?.totals ?? { sourceCount: 0, goodCount: 0, badCount: 0 },
-      ...(lastLag ? { lag: lastLag } : {}),
+      totals: state.position?.totals ?? { sourceCount: 0, goodCount: 0, badCount: 0 },
+      ...(state.lastLag ? { lag: state.lastLag } : {}),
     });
 
     try {
       const engine = await this.openEngine(resources);
-      const lake = await openLakeFor(contract, this.options.targetPath);
-      resources.push(() => lake.close());
-      const { store, inTarget } = await openCheckpoint(this.options.checkpoint, lake, contract, this.options.targetPath);
-      if (!inTarget) resources.push(() => store.close());
-      if (source.close) resources.push(() => source.close!());
-
-      position = positionOf(await store.load(key));
-      resumedFrom = position.cursor ?? null;
-      const target = { lake, store, storeInTarget: inTarget, key, writerId, replay: replayOf(source) };
-
-      const loop: LoopContext = {
+      const target = await openTarget(contract, { targetPath: this.options.targetPath, checkpoint: this.options.checkpoint });
+      resources.push(() => target.close());
+      const pipeline = new StreamPipeline({
+        source,
         mode,
-        stop: stop.signal,
-        maxBatches: runOptions.maxBatches,
-        committedCursor: () => position?.cursor ?? null,
-        onCommitted: async (report) => {
-          batches++;
-          run.sourceCount += report.sourceCount;
-          run.goodCount += report.goodCount;
-          run.badCount += report.badCount;
-          if (report.lag) lastLag = report.lag;
-          await this.options.onBatch?.(report);
-        },
+        limits: batchLimits(this.options),
         validate: (records) => validateRecords(engine, contract, records),
-        write: async (cursor, validated, cut, endCursor, started) => {
-          const committed = await writeAndCommit(target, position!, cursor, validated, this.options.hooks);
-          position = committed.position;
-          return {
-            batchId: committed.record.batchId,
-            sourceCount: validated.sourceCount,
-            goodCount: validated.goodCount,
-            badCount: validated.bad.length,
-            badAlreadyPresent: committed.write.badAlreadyPresent,
-            cursor: committed.record.cursor,
-            cut,
-            ruleCounts: validated.ruleCounts,
-            datasetRules: validated.datasetRules,
-            totals: committed.record.totals,
-            lag: await source.lag?.().catch(() => undefined),
-            endCursor,
-            progress:
-              endCursor !== undefined && source.kind === "cursor"
-                ? source.progress?.(committed.record.cursor, endCursor)
-                : undefined,
-            durationMs: Date.now() - started,
-          };
-        },
-        commit: async (cursor, records, cut, endCursor) => {
-          const started = Date.now();
-          return loop.write(cursor, await loop.validate(records), cut, endCursor, started);
-        },
-      };
-
-      stoppedBy =
-        source.kind === "cursor"
-          ? await this.runCursorSource(source, position.cursor, loop)
-          : await this.runAckSource(source, loop);
+        stop: stop.signal,
+      });
+      resources.push(() => pipeline.close());
+      state.position = positionOf(await target.store.load(key));
+      resumedFrom = state.position.cursor ?? null;
+      await pipeline.open(state.position.cursor);
+      const dest: StreamDestination = { target, key, writerId, hooks: this.options.hooks };
+      stoppedBy = await this.loop(pipeline, dest, state, stop.signal, runOptions.maxBatches);
       return summary();
     } catch (err) {
       throw new StreamRunError(summary(), err);
@@ -240,100 +192,67 @@ export class StreamSink {
     }
   }
 
-  private async runCursorSource(source: CursorSource, cursor: Cursor | undefined, loop: LoopContext): Promise<StopReason> {
-    await source.seek(cursor ?? undefined);
-    // I7: the drain's end is fixed before the first read; later records wait for the next run.
-    const endCursor = loop.mode === "available_now" ? await source.endCursor?.() : undefined;
-    const collector = new BatchCollector(
-      source.read({ mode: loop.mode, signal: loop.stop })[Symbol.asyncIterator](),
-      () => source.currentCursor(),
-    );
-    // Reading and validation run ahead of the write: while batch N is written and committed,
-    // up to `readAhead` later batches are read and validated (the engine encodes one while the
-    // statement of the one before runs on DuckDB's thread). Each batch's write is chained onto
-    // the one before, so writes stay one at a time and in order, a batch is written only after
-    // the previous one committed, and nothing is written after a failure: every cursor is still
-    // committed after its own rows and those before it (I1). At most readAhead + 1 batches are held.
-    const pending: Array<Promise<void>> = []; // each read batch's write + commit, oldest first
-    let tail: Promise<void> = Promise.resolve();
-    const settle = async (): Promise<void> => {
-      while (pending.length > 0) await pending.shift();
-    };
-    // A failed write cuts the batch being read (a quiet source could otherwise keep it waiting).
-    const writeFailed = new AbortController();
-    const cutSignal = AbortSignal.any([loop.stop, writeFailed.signal]);
-    try {
-      let batches = 0;
-      let lastCursor = loop.committedCursor();
-      while (true) {
-        while (pending.length > this.readAhead) await pending.shift(); // throws a write's error
-        const batch = await collector.next(this.limits(), cutSignal);
-        if (writeFailed.signal.aborted) await settle(); // throws the write's error
-        // An empty batch is committed only when it moves the cursor: the end of an iterable marks
-        // it `exhausted`, which tells the next run that this one finished.
-        const moves =
-          batch.records.length > 0 || (batch.cursor !== undefined && encodeCursor(batch.cursor) !== encodeCursor(lastCursor));
-        if (moves) {
-          const started = Date.now();
-          const validated = loop.validate(batch.records);
-          validated.catch(() => undefined); // thrown where the chain reaches it
-          tail = tail.then(async () => {
-            const report = await loop.write(batch.cursor, await validated, batch.cut, endCursor, started);
-            await source.committed?.(report.cursor);
-            await loop.onCommitted(report);
-          });
-          // Observed now, thrown by settle(): a failure must not count as unhandled meanwhile.
-          tail.catch(() => writeFailed.abort());
-          pending.push(tail);
-          if (batch.cursor !== undefined) lastCursor = batch.cursor;
-          batches++;
-        }
-        if (batch.exhausted) return await settle().then(() => "end" as const);
-        if (loop.stop.aborted) return await settle().then(() => "signal" as const);
-        if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return await settle().then(() => "max-batches" as const);
+  /**
+   * Take a batch, write and commit it, repeat. For cursor sources the next `readAhead` batches
+   * are read and validated meanwhile (at most readAhead + 1 held); writes stay one at a time and
+   * in order, so every cursor is committed after its own rows and those before it (I1). After a
+   * stop, the batches already read are written and committed first.
+   */
+  private async loop(
+    pipeline: StreamPipeline,
+    dest: StreamDestination,
+    state: RunState,
+    stop: AbortSignal,
+    maxBatches: number | undefined,
+  ): Promise<StopReason> {
+    let taken = 0;
+    let lastCursor = state.position!.cursor;
+    while (true) {
+      if (stop.aborted && pipeline.source.kind === "ack") return "signal";
+      const batch = await pipeline.next(stop);
+      taken++;
+      if (!batch.exhausted && !stop.aborted) {
+        const budget = maxBatches === undefined ? undefined : maxBatches - taken - pipeline.readAheadState().held;
+        pipeline.readAhead(this.readAhead, budget === undefined ? {} : { budget });
       }
-    } finally {
-      // Leaving on an error: let the writes in flight finish before the resources close.
-      await Promise.allSettled(pending);
-      await collector.close();
+      if (batchMoves(batch, lastCursor)) {
+        const committed = await commitBatch(dest, state.position!, batch);
+        state.position = committed.position;
+        await batch.committed(committed.record.cursor);
+        await batch.acknowledge(); // I8: only after the commit
+        const validated = await batch.validated();
+        const after = await pipeline.progressAfter(committed.record.cursor);
+        const report: BatchReport = {
+          batchId: committed.record.batchId,
+          sourceCount: validated.sourceCount,
+          goodCount: validated.goodCount,
+          badCount: validated.bad.length,
+          badAlreadyPresent: committed.write.badAlreadyPresent,
+          cursor: committed.record.cursor,
+          cut: batch.cut,
+          ruleCounts: validated.ruleCounts,
+          datasetRules: validated.datasetRules,
+          totals: committed.record.totals,
+          lag: after.lag,
+          endCursor: after.endCursor,
+          progress: after.progress,
+          durationMs: Date.now() - batch.startedAt,
+        };
+        state.batches++;
+        state.counts.sourceCount += report.sourceCount;
+        state.counts.goodCount += report.goodCount;
+        state.counts.badCount += report.badCount;
+        if (report.lag) state.lastLag = report.lag;
+        await this.options.onBatch?.(report);
+        if (batch.cursor !== undefined) lastCursor = batch.cursor;
+      }
+      if (batch.exhausted) return "end";
+      if (stop.aborted) {
+        const ahead = pipeline.readAheadState();
+        if (ahead.held === 0 && !ahead.collecting) return "signal";
+      }
+      if (maxBatches !== undefined && state.batches >= maxBatches) return "max-batches";
     }
-  }
-
-  private async runAckSource(source: AckSource, loop: LoopContext): Promise<StopReason> {
-    let batches = 0;
-    // I7 for queues: the run's snapshot is the moment it started; newer messages wait.
-    const producedBefore = loop.mode === "available_now" ? Date.now() : undefined;
-    while (!loop.stop.aborted) {
-      const records = await receiveBatch(source, this.limits(), loop.stop, producedBefore);
-      if (records.length === 0) {
-        // Nothing (older than the snapshot) after a full wait: the queue is drained as far as it
-        // can tell, up to the snapshot.
-        if (loop.mode === "available_now") return "end";
-        continue;
-      }
-      const tokens = records.map((r) => r.ackToken);
-      const keepAlive = source.extend ? setInterval(() => void source.extend!(tokens).catch(() => undefined), 10_000) : undefined;
-      let report: BatchReport;
-      try {
-        report = await loop.commit(null, records, records.length >= this.batchSize ? "records" : "time", undefined);
-      } catch (err) {
-        // Give the messages back at once rather than waiting out their leases.
-        await source.nack?.(tokens).catch(() => undefined);
-        throw err;
-      } finally {
-        if (keepAlive) clearInterval(keepAlive);
-      }
-      // I8: acknowledge only after the commit.
-      await source.ack(tokens);
-      await loop.onCommitted(report);
-      batches++;
-      if (loop.maxBatches !== undefined && batches >= loop.maxBatches) return "max-batches";
-    }
-    return "signal";
-  }
-
-  private limits() {
-    return { maxRecords: this.batchSize, maxBytes: this.maxBatchBytes, maxWaitMs: this.maxWaitMs };
   }
 
   private async openEngine(resources: Array<() => Promise<void>>): Promise<Engine> {
@@ -363,38 +282,6 @@ export class StreamSink {
       }
     };
   }
-}
-
-/** What the per-source loops need from run(): the mode, the stop signal, and how to commit. */
-interface LoopContext {
-  mode: RunMode;
-  stop: AbortSignal;
-  maxBatches: number | undefined;
-  committedCursor(): Cursor;
-  validate(records: readonly SourceRecord[]): Promise<ValidatedBatch>;
-  /** Write and commit a validated batch; `started` is when its validation began. */
-  write(
-    cursor: Cursor | undefined,
-    validated: ValidatedBatch,
-    cut: BatchReport["cut"],
-    endCursor: Cursor | undefined,
-    started: number,
-  ): Promise<BatchReport>;
-  /** validate + write, one batch at a time (ack sources). */
-  commit(
-    cursor: Cursor | undefined,
-    records: SourceRecord[],
-    cut: BatchReport["cut"],
-    endCursor: Cursor | undefined,
-  ): Promise<BatchReport>;
-  onCommitted(report: BatchReport): Promise<void>;
-}
-
-function positiveInt(option: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigError(option, `expected a whole number >= 1; got ${JSON.stringify(value)}`);
-  }
-  return value;
 }
 
 function isContract(x: unknown): x is Contract {

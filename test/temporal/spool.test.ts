@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Spool, SpoolMissingError } from "../../src/batch/spool.js";
+import { Spool, SpoolMissingError } from "../../src/temporal/spool.js";
 
 describe("Spool (in-memory claim check)", () => {
   it("hands back the very value that was put, without copying it", () => {

@@ -1,0 +1,48 @@
+import { writeAndCommit, type CommitHooks, type CommittedBatch, type StreamPosition } from "../batch/commit.js";
+import type { ValidatedBatch } from "../batch/validate.js";
+import type { Cursor } from "../checkpoint/types.js";
+import type { PipelineBatch } from "./batch.js";
+import type { StreamTarget } from "./target.js";
+
+/** Where a stream's batches are committed, and by whom. */
+export interface StreamDestination {
+  target: StreamTarget;
+  /** Checkpoint key of the stream. */
+  key: string;
+  /** Identifies this writer in checkpoint records (a sink run, a Temporal workflow). */
+  writerId: string;
+  /** @internal crash tests pause between write and commit. */
+  hooks?: CommitHooks;
+}
+
+/**
+ * Write a batch's good and bad rows, then commit its cursor with compare-and-set (I1, I3). A batch
+ * that fails hands a queue's messages back at once, so a retry need not wait for their leases.
+ * After the commit the caller tells the source (`batch.committed`) and acknowledges the queue
+ * (`batch.acknowledge`): StreamSink at once, the Temporal workflow in its next activity.
+ */
+export async function commitBatch(
+  dest: StreamDestination,
+  previous: StreamPosition,
+  batch: PipelineBatch,
+  options: {
+    /** The cursor to commit; default the batch's own (a queue's batch keeps the previous one). */
+    cursor?: Cursor;
+    /** A validation done elsewhere (a workflow that still validates in its own activity). */
+    validated?: ValidatedBatch;
+  } = {},
+): Promise<CommittedBatch> {
+  const { target, key, writerId, hooks } = dest;
+  try {
+    return await writeAndCommit(
+      { lake: target.lake, store: target.store, storeInTarget: target.inTarget, key, writerId, replay: batch.replay },
+      previous,
+      "cursor" in options ? options.cursor : batch.cursor,
+      options.validated ? () => Promise.resolve(options.validated!) : () => batch.validated(),
+      hooks,
+    );
+  } catch (err) {
+    await batch.release();
+    throw err;
+  }
+}

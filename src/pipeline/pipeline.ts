@@ -1,0 +1,188 @@
+import { BatchCollector, receiveBatch, type BatchLimits, type CollectedBatch } from "../batch/collect.js";
+import { encodeCursor } from "../checkpoint/codec.js";
+import type { Cursor } from "../checkpoint/types.js";
+import type { AckSource, CursorSource, RunMode, Source, SourceLag } from "../sources/core/types.js";
+import { PipelineBatch, type Validator } from "./batch.js";
+import { ReadAhead } from "./read-ahead.js";
+
+/** How one stream is read, validated and written: everything a pipeline needs, opened. */
+export interface PipelineOptions {
+  source: Source;
+  mode: RunMode;
+  limits: BatchLimits;
+  validate: Validator;
+  /** Cuts the batch being collected (StreamSink's stop; the Temporal runtime cuts per call). */
+  stop?: AbortSignal;
+}
+
+/**
+ * The end of an available_now run, captured when the pipeline opens (I7): a cursor source's end
+ * snapshot (Kafka end offsets, MAX(watermark), a file's size …), or for a queue the moment the
+ * run started — messages the broker took later wait for the next run.
+ */
+export type DrainEnd = { kind: "cursor"; end: Cursor | undefined } | { kind: "ack"; producedBefore: number } | undefined;
+
+/**
+ * The reading half of the per-stream loop, once for both runtimes: open a source at a cursor,
+ * capture the end snapshot (I7), cut batches, reading and validating ahead for cursor sources.
+ * Each batch is then written and committed by `commitBatch` (./commit.ts), and afterwards tells
+ * its source or acknowledges its queue (I1, I8). StreamSink drives the steps in a loop; the
+ * Temporal runtime keeps the pipeline between activity calls and drives them step by step.
+ */
+export class StreamPipeline {
+  private collector: BatchCollector | undefined;
+  private ahead: ReadAhead<PipelineBatch> | undefined;
+  private drainEnd: DrainEnd;
+  /** Ends the source's read loop when the pipeline closes (not per call). */
+  private readonly reading = new AbortController();
+  private closed = false;
+
+  constructor(private readonly o: PipelineOptions) {}
+
+  get source(): Source {
+    return this.o.source;
+  }
+
+  get mode(): RunMode {
+    return this.o.mode;
+  }
+
+  /** The drain's end, once open (available_now). */
+  get end(): DrainEnd {
+    return this.drainEnd;
+  }
+
+  /**
+   * Position the source at `cursor` and, in available_now, fix the drain's end: captured now, or
+   * adopted from `snapshot` (the Temporal runtime captures it once per drain and hands it to
+   * whichever worker reads next).
+   */
+  async open(cursor: Cursor | undefined, snapshot?: DrainEnd): Promise<DrainEnd> {
+    const { source, mode } = this.o;
+    if (source.kind === "cursor") {
+      await source.seek(cursor ?? undefined);
+      if (mode === "available_now") {
+        const adopted = snapshot?.kind === "cursor" ? snapshot.end : undefined;
+        const end = snapshot === undefined ? await source.endCursor?.() : await source.endCursor?.(adopted ?? null);
+        this.drainEnd = { kind: "cursor", end };
+      }
+    } else if (mode === "available_now") {
+      this.drainEnd = { kind: "ack", producedBefore: snapshot?.kind === "ack" ? snapshot.producedBefore : Date.now() };
+    }
+    return this.drainEnd;
+  }
+
+  /**
+   * The next batch: one read ahead when held (or being collected), else a fresh one. `idleMs`:
+   * give up waiting for a first record after this long (an empty batch). `stop` cuts it.
+   */
+  async next(stop: AbortSignal, options: { idleMs?: number } = {}): Promise<PipelineBatch> {
+    const limits: BatchLimits = options.idleMs === undefined ? this.o.limits : { ...this.o.limits, maxIdleMs: options.idleMs };
+    const { source } = this.o;
+    if (source.kind === "ack") return this.receive(source, limits, stop);
+    const ahead = this.ahead;
+    if (ahead) {
+      const got = await ahead.take(stop);
+      if (ahead.held === 0 && !ahead.isCollecting) this.ahead = undefined;
+      // An idle read-ahead batch (nothing arrived in time) says nothing: wait again, for this call.
+      if (got && (got.records.length > 0 || got.exhausted)) return got;
+    }
+    const batch = await this.cursorCollector(source).next(limits, this.cutSignal(stop));
+    return this.wrap(batch).startValidation();
+  }
+
+  /** A batch already collected ahead, never waiting (so one fetch can hand over several). */
+  takeReady(): PipelineBatch | undefined {
+    const got = this.ahead?.takeReady();
+    if (got && got.records.length === 0 && !got.exhausted) return undefined;
+    return got;
+  }
+
+  /**
+   * Collect and validate up to `depth` next batches now, while the ones taken are written (cursor
+   * sources; a queue's batches are received one at a time). Nothing is written ahead: writes stay
+   * one at a time and in order (I1). `budget`: collect at most this many batches from now on.
+   */
+  readAhead(depth: number, options: { yieldEvery?: number; idleMs?: number; budget?: number } = {}): void {
+    const { source } = this.o;
+    if (source.kind !== "cursor" || depth < 1 || this.collector?.isExhausted || this.closed) return;
+    const limits: BatchLimits = {
+      ...this.o.limits,
+      ...(options.idleMs !== undefined ? { maxIdleMs: options.idleMs } : {}),
+      ...(options.yieldEvery !== undefined ? { yieldEvery: options.yieldEvery } : {}),
+    };
+    this.ahead ??= new ReadAhead(
+      this.cursorCollector(source),
+      (batch) => this.wrap(batch).startValidation(),
+      (b) => b.records.length === 0,
+      this.o.stop,
+    );
+    this.ahead.fill(limits, depth, options.budget);
+  }
+
+  /** Batches held ahead, and whether one is being collected (for diagnostics and tests). */
+  readAheadState(): { held: number; collecting: boolean } {
+    return { held: this.ahead?.held ?? 0, collecting: this.ahead?.isCollecting ?? false };
+  }
+
+  /** What a batch report adds after the commit: the source's lag and the drain's progress. */
+  async progressAfter(cursor: Cursor): Promise<{ lag?: SourceLag; endCursor?: Cursor; progress?: number }> {
+    const { source } = this.o;
+    const lag = await source.lag?.().catch(() => undefined);
+    const end = this.drainEnd?.kind === "cursor" ? this.drainEnd.end : undefined;
+    const progress = end !== undefined && source.kind === "cursor" ? source.progress?.(cursor, end) : undefined;
+    return { lag, endCursor: end, progress };
+  }
+
+  /** Close the read-ahead (its batches are dropped unwritten), the read loop and the source. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.ahead?.stop();
+    this.ahead = undefined;
+    this.reading.abort();
+    await this.collector?.close().catch(() => undefined);
+    await this.o.source.close?.().catch(() => undefined);
+  }
+
+  private cursorCollector(source: CursorSource): BatchCollector {
+    this.collector ??= new BatchCollector(
+      source.read({ mode: this.o.mode, signal: this.reading.signal })[Symbol.asyncIterator](),
+      () => source.currentCursor(),
+    );
+    return this.collector;
+  }
+
+  private cutSignal(stop: AbortSignal): AbortSignal {
+    return this.o.stop && this.o.stop !== stop ? AbortSignal.any([stop, this.o.stop]) : stop;
+  }
+
+  private wrap(batch: CollectedBatch): PipelineBatch {
+    const source = this.o.source as CursorSource;
+    return new PipelineBatch(batch.records, batch.bytes, batch.cursor, batch.exhausted, batch.cut, this.o.validate, {
+      kind: "cursor",
+      source,
+      isOpen: () => !this.closed,
+    });
+  }
+
+  private async receive(source: AckSource, limits: BatchLimits, stop: AbortSignal): Promise<PipelineBatch> {
+    const producedBefore = this.drainEnd?.kind === "ack" ? this.drainEnd.producedBefore : undefined;
+    const records = await receiveBatch(source, limits, this.cutSignal(stop), producedBefore);
+    const bytes = records.reduce((n, r) => n + (r.bytes ?? 0), 0);
+    // Nothing (older than the snapshot) after a full wait: in available_now the queue is drained
+    // as far as it can tell, up to the snapshot.
+    const exhausted = records.length === 0 && this.o.mode === "available_now";
+    const cut = records.length >= limits.maxRecords ? "records" : "time";
+    return new PipelineBatch(records, bytes, undefined, exhausted, cut, this.o.validate, {
+      kind: "ack",
+      source,
+      tokens: records.map((r) => r.ackToken),
+    }).startValidation();
+  }
+}
+
+/** Whether a batch must be committed: it has records, or it moves the cursor (e.g. an iterable's end). */
+export function batchMoves(batch: PipelineBatch, lastCursor: Cursor | undefined): boolean {
+  return batch.records.length > 0 || (batch.cursor !== undefined && encodeCursor(batch.cursor) !== encodeCursor(lastCursor ?? null));
+}
+
