@@ -4,6 +4,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { LakeBusyError, openLake } from "../../src/lake/index.js";
 import { BAD_PER_BATCH, crashContract, expectedState } from "./fixtures/crash-data.js";
 import { tempDir } from "./helpers.js";
+import { seededRandom } from "../support/random.js";
 
 /**
  * SIGKILL a real writer process in the middle of its writes, again and again, and check after
@@ -39,11 +40,13 @@ interface Life {
   output: string;
 }
 
+const random = seededRandom("lake crash");
+
 /** Run the child; kill it at a random moment inside the write of its 2nd..4th batch of this life. */
 function life(args: string[]): Promise<Life> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", childScript, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    const killAtLine = 2 + Math.floor(Math.random() * 3);
+    const killAtLine = 2 + Math.floor(random() * 3);
     let lines = 0;
     let committed = 0;
     let writing = 0;
@@ -63,7 +66,7 @@ function life(args: string[]): Promise<Life> {
           writing = Number(b);
           if (++lines === killAtLine && !timer) {
             // Uniform over the duration of the previous write: mostly lands inside this one.
-            const delay = Math.random() * Math.max(5, Number(lastMs));
+            const delay = random() * Math.max(5, Number(lastMs));
             timer = setTimeout(() => child.kill("SIGKILL"), delay);
           }
         }

@@ -10,6 +10,7 @@ import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamClient } from "../../src/temporal/client.js";
 import type { StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";
 import { delay, stopProcess, waitFor } from "../support/proc.js";
+import { seededRandom } from "../support/random.js";
 import { requireService } from "../support/services.js";
 import { startTemporal } from "../support/temporal.js";
 import { ORDERS_CONTRACT, spawnWorker, writeOrders } from "./support.js";
@@ -74,13 +75,15 @@ describe.skipIf(!temporal)("stream workflow under chaos", () => {
       await streams.start(input);
       const key = input.checkpointKey!;
       let kills = 0;
-      let lastBatch = 0;
+      // Kill at batch milestones spread over the stream (50 batches), each a random moment after
+      // the stream passed it, so every kill lands mid-stream and it must recover each time.
+      const random = seededRandom("temporal chaos");
+      const every = Math.floor(RECORDS / input.batchSize! / (KILLS + 2));
       while (kills < KILLS) {
-        // Kill only once the stream has made progress since the last kill, so it must recover each time.
-        await waitFor("progress", async () => (await streams.status(key)).batchId > lastBatch, 120_000, 100);
-        lastBatch = (await streams.status(key)).batchId;
+        const milestone = (kills + 1) * every;
+        await waitFor(`batch ${milestone}`, async () => (await streams.status(key)).batchId >= milestone, 120_000, 50);
         if ((await streams.status(key)).state === "completed") break;
-        await delay(50 + Math.floor(Math.random() * 400));
+        await delay(Math.floor(random() * 100));
         worker.kill("SIGKILL");
         kills++;
         worker = await spawnWorker(temporal!.address);

@@ -3,6 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { decodeCursor } from "../../src/checkpoint/codec.js";
+import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
+import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
+import { registerSource } from "../../src/sources/registry.js";
+import type { AckSource, ReceivedRecord } from "../../src/sources/core/types.js";
+import { SpoolMissingError } from "../../src/temporal/spool.js";
 import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
 import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../src/temporal/types.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
@@ -118,7 +123,7 @@ describe("StreamRuntime read-ahead", () => {
     expect(lines(await pending)).toEqual(range(1000, 1200));
   });
 
-  it("starts validation when a batch is fetched; validateBatch (and a retry of it) uses that result", async () => {
+  it("starts validation when a batch is fetched; validateBatch (runs started before the validate-in-write patch) and a retry of it use that result", async () => {
     const { fetch, runtime, spec } = setup(2000);
     const first = await fetch(null, { readAhead: true });
     const second = await fetch(first.cursor, { readAhead: true });
@@ -197,8 +202,8 @@ describe("StreamRuntime source cache", () => {
         if (r.endCursor !== undefined) endCursor = r.endCursor;
         seen.push(...lines(r));
         if (r.count > 0 || r.cursorMoved) {
-          const validated = r.spool ? (await runtime.validateBatch({ spec, spool: r.spool })).validated : null;
-          const w = await runtime.writeBatch({ spec, key: "k", writerId: "w", validated, fetched: r.spool, previous, cursor: r.cursor });
+          // As the workflow does since the validate-in-write patch: writeBatch validates.
+          const w = await runtime.writeBatch({ spec, key: "k", writerId: "w", validated: null, fetched: r.spool, previous, cursor: r.cursor });
           previous = { cursor: r.cursor, batchId: w.batchId, totals: w.totals };
         }
         if (r.exhausted) break;
@@ -222,5 +227,60 @@ describe("StreamRuntime source cache", () => {
     );
     expect(lines(drain)).toEqual(range(1000, 1200));
     expect(drain.exhausted).toBe(true);
+  });
+});
+
+/** An in-memory queue registered as a source type, so the runtime builds it from JSON like any other. */
+class MemoryQueue implements AckSource<number> {
+  readonly kind = "ack" as const;
+  readonly description = "memory queue";
+  readonly acked: number[] = [];
+  readonly nacked: number[] = [];
+  private next = 0;
+  constructor(private readonly messages: unknown[]) {}
+  async receive(max: number): Promise<Array<ReceivedRecord<number>>> {
+    const out: Array<ReceivedRecord<number>> = [];
+    while (out.length < max && this.next < this.messages.length) {
+      const id = this.next++;
+      out.push({ value: this.messages[id], ackToken: id, position: id });
+    }
+    return out;
+  }
+  async ack(tokens: number[]): Promise<void> {
+    this.acked.push(...tokens);
+  }
+  async nack(tokens: number[]): Promise<void> {
+    this.nacked.push(...tokens);
+  }
+}
+
+const queues: MemoryQueue[] = [];
+registerSource({
+  spec: { type: "test-memory-queue", kind: "ack", summary: "test only", options: {} },
+  create: () => queues[queues.length - 1]!,
+});
+
+describe("StreamRuntime with a queue (ack source)", () => {
+  it("hands a failed batch's messages back at once (nack), as StreamSink does, and the retry refetches instead of writing the spooled copy", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ll-runtime-queue-"));
+    dirs.push(dir);
+    const queue = new MemoryQueue(Array.from({ length: 10 }, (_, i) => ({ order_id: i + 1, amount: 1, currency: "EUR", status: "new", created_at: "2026-01-01T00:00:00Z" })));
+    queues.push(queue);
+    const checkpoint = join(dir, "checkpoints.sqlite");
+    // A rival writer already committed batch 1 on this key: the write is refused (I3).
+    const rival = new SQLiteCheckpointStore(checkpoint);
+    const zero = { sourceCount: 0, goodCount: 0, badCount: 0 };
+    await rival.commit({ key: "q", cursor: null, batchId: 1, committedAt: new Date(), batch: zero, totals: zero, writerId: "rival" });
+    await rival.close();
+    const spec: StreamSpec = { contract: ORDERS_CONTRACT, source: { type: "test-memory-queue" }, mode: "available_now", checkpointKey: "q", batchSize: 100, maxWaitMs: 50, targetPath: join(dir, "lake"), checkpoint };
+    const runtime = new StreamRuntime();
+    runtimes.push(runtime);
+    const fetched = await runtime.fetchBatch({ spec, key: "q", cursor: null, batchId: 0, idleMs: 300 }, new AbortController().signal);
+    expect(fetched.count).toBe(10);
+    const write = { spec, key: "q", writerId: "w", validated: null, fetched: fetched.spool, previous: { cursor: null, batchId: 0, totals: zero }, cursor: fetched.cursor };
+    await expect(runtime.writeBatch(write)).rejects.toBeInstanceOf(CheckpointConflictError);
+    expect(queue.nacked).toHaveLength(10);
+    expect(queue.acked).toEqual([]);
+    await expect(runtime.writeBatch(write)).rejects.toBeInstanceOf(SpoolMissingError);
   });
 });
