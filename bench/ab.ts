@@ -47,11 +47,14 @@ interface Validated {
 
 async function load(label: string, dir: string): Promise<Tree> {
   const root = resolve(dir);
-  const from = (path: string) => import(pathToFileURL(join(root, path)).href);
-  const bench = await from("bench/validate.ts");
-  const { createEngine } = await from("src/engine/index.ts");
-  const { openLake } = await from("src/lake/index.ts");
-  const { defineLazy } = await from("src/util/lazy.ts");
+  // Another tree's modules: typed by the little this benchmark uses of them.
+  const from = <M>(path: string) => import(pathToFileURL(join(root, path)).href) as Promise<M>;
+  const bench = await from<{ benchContract: unknown; generateBatch: Tree["generateBatch"] }>("bench/validate.ts");
+  const { createEngine } = await from<{ createEngine: (kind: "duckdb") => Promise<Tree["engine"]> }>("src/engine/index.ts");
+  const { openLake } = await from<{ openLake: (contract: unknown, options: object) => Promise<Tree["writer"]> }>(
+    "src/lake/index.ts",
+  );
+  const { defineLazy } = await from<Pick<Tree, "defineLazy">>("src/util/lazy.ts");
   const target = mkdtempSync(join(tmpdir(), `lakelogic-ab-${label}-`));
   return {
     label,

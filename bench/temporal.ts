@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { StreamSink } from "../src/sink/index.js";
 import { FileSource } from "../src/sources/file/file-source.js";
 import { StreamClient } from "../src/temporal/client.js";
-import type { StreamWorkflowResult } from "../src/temporal/types.js";
+import type { StreamWorkflowResult } from "../workflows/types.js";
 import { createLakeLogicWorker } from "../src/temporal/worker.js";
 import { startTemporal } from "../test/support/temporal.js";
 import { ORDERS_CONTRACT, workflowBundle, writeOrders } from "../test/temporal/support.js";

@@ -103,7 +103,7 @@ const BASE_MS = Date.UTC(2024, 0, 1);
 
 export function generateBatch(start: number, count: number, seed = 42): Array<Record<string, unknown>> {
   const r = rng(seed + start);
-  const out: Array<Record<string, unknown>> = new Array(count);
+  const out = new Array<Record<string, unknown>>(count);
   for (let i = 0; i < count; i++) {
     const n = start + i;
     const rec: Record<string, unknown> = {

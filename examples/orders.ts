@@ -33,10 +33,11 @@ export function isBadOrder(i: number, badRate = 0.05): boolean {
 
 export function orderEvent(i: number, badRate = 0.05): OrderEvent {
   const h = mix(i, 2);
+  const amount = Math.round((h % 100_000) + 1) / 100;
   const event: OrderEvent = {
     order_id: i,
     customer_id: `c-${h % 5000}`,
-    amount: Math.round((h % 100_000) + 1) / 100,
+    amount,
     currency: CURRENCIES[h % CURRENCIES.length]!,
     status: STATUSES[(h >>> 3) % STATUSES.length]!,
     email: `user${h % 9973}@example.com`,
@@ -47,7 +48,7 @@ export function orderEvent(i: number, badRate = 0.05): OrderEvent {
     // Four ways to be wrong: a range rule, accepted values, a regex, and a type error.
     switch (h % 4) {
       case 0:
-        event.amount = -event.amount;
+        event.amount = -amount;
         break;
       case 1:
         event.status = "lost";

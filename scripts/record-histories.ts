@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import type { WorkflowHandle } from "@temporalio/client";
 import { StreamClient } from "../src/temporal/client.js";
-import type { StreamWorkflowInput } from "../src/temporal/types.js";
+import type { StreamWorkflowInput } from "../workflows/types.js";
 import { createLakeLogicWorker } from "../src/temporal/worker.js";
 import { startTemporal } from "../test/support/temporal.js";
 import { waitFor } from "../test/support/proc.js";

@@ -1,22 +1,30 @@
 /**
- * Base class of every error LakeLogic throws on purpose. Each subclass carries a
- * stable `code` so callers (and the CLI) can branch without parsing messages.
+ * Base class of every error LakeLogic throws on purpose. Each subclass carries a stable `code`
+ * so callers (and the CLI) can branch without parsing messages, and says whether a retry can
+ * help (`retriable`, as kafkajs errors do): the Temporal activities turn an error that cannot be
+ * retried into a non-retryable failure, and everything else is retried with backoff.
  */
 export class LakeLogicError extends Error {
   readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** Whether trying the same thing again may succeed (a network blip, a busy lock) or cannot (a bad contract). */
+  readonly retriable: boolean;
+  constructor(code: string, message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.retriable = options.retriable ?? true;
   }
 }
 
 /** A user-supplied option or configuration value is wrong. Says which one and what was expected. */
 export class ConfigError extends LakeLogicError {
   readonly option: string;
+  /** What is wrong with it, without the option's name. */
+  readonly detail: string;
   constructor(option: string, message: string, options?: { cause?: unknown }) {
-    super("CONFIG", `${option}: ${message}`, options);
+    super("CONFIG", `${option}: ${message}`, { ...options, retriable: false });
     this.option = option;
+    this.detail = message;
   }
 }
 
@@ -27,8 +35,13 @@ export class MissingDependencyError extends LakeLogicError {
     super(
       "MISSING_DEPENDENCY",
       `${feature} needs the optional package "${packageName}". Install it with: npm install ${packageName}`,
-      options,
+      { ...options, retriable: false },
     );
     this.packageName = packageName;
   }
+}
+
+/** Whether a retry may help with `err`: a LakeLogicError says; anything else may be transient. */
+export function isRetriable(err: unknown): boolean {
+  return err instanceof LakeLogicError ? err.retriable : true;
 }

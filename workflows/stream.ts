@@ -28,8 +28,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from "@temporalio/workflow";
-import type { BatchActivities, SharedActivities } from "../activities/index.js";
-import { decodeCursorForDisplay } from "../src/temporal/display.js";
+import { decodeCursorForDisplay } from "./display.js";
 import {
   afterCommit,
   fetchSize,
@@ -43,7 +42,7 @@ import {
   wantsReadAhead,
   type Control,
   type Phase,
-} from "../src/temporal/stream-state.js";
+} from "./state.js";
 import type {
   StreamCarry,
   StreamLag,
@@ -52,7 +51,9 @@ import type {
   StreamStatus,
   StreamWorkflowInput,
   StreamWorkflowResult,
-} from "../src/temporal/types.js";
+  BatchActivities,
+  SharedActivities,
+} from "./types.js";
 
 export const pauseSignal = defineSignal("pause");
 export const resumeSignal = defineSignal("resume");
@@ -61,13 +62,10 @@ export const statusQuery = defineQuery<StreamStatus>("status");
 
 const shared = proxyActivities<SharedActivities>({
   startToCloseTimeout: "1 minute",
-  retry: { initialInterval: "1 second", maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE() },
+  // Errors that a retry cannot fix (a bad contract, a rival writer …) arrive non-retryable: the
+  // activities mark them so from the error's own `retriable` (activities/index.ts).
+  retry: { initialInterval: "1 second", maximumAttempts: 10 },
 });
-
-/** Errors that a retry cannot fix: bad configuration, a bad contract, a rival writer. */
-function NON_RETRYABLE(): string[] {
-  return ["ConfigError", "ContractError", "CheckpointConflictError", "NotReplayableError", "MissingDependencyError", "SpoolMissingError"];
-}
 
 /**
  * Since this patch writeBatch validates the fetched batch itself: one local activity (one marker
@@ -92,7 +90,7 @@ const MULTI_BATCH_FETCH = "multi-batch-fetch";
 const local = proxyLocalActivities<SharedActivities & BatchActivities>({
   startToCloseTimeout: "10 minutes",
   localRetryThreshold: "10 seconds",
-  retry: { initialInterval: "1 second", maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE() },
+  retry: { initialInterval: "1 second", maximumAttempts: 5 },
 });
 
 /** fetchBatch runs on the worker-specific queue of the worker that will validate and write. */
@@ -103,7 +101,7 @@ function fetchActivity(queue: string, t: StreamWorkflowInput["timeouts"] = {}) {
     scheduleToStartTimeout: t.scheduleToStartMs ?? 60_000,
     startToCloseTimeout: t.startToCloseMs ?? 10 * 60_000,
     heartbeatTimeout: t.heartbeatMs ?? 30_000,
-    retry: { initialInterval: "1 second", maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE() },
+    retry: { initialInterval: "1 second", maximumAttempts: 5 },
   });
 }
 
@@ -115,11 +113,9 @@ function workerLost(err: unknown): boolean {
   return cause instanceof ApplicationFailure && cause.type === "SpoolMissingError";
 }
 
-export async function streamWorkflow(input: StreamWorkflowInput): Promise<StreamWorkflowResult> {
-  // Asked first, before any activity: a patch check right after a local activity's result
-  // replayed as absent when that result and the next commands fell in different workflow tasks.
-  const multiBatchFetch = patched(MULTI_BATCH_FETCH);
-  const spec: StreamSpec = {
+/** What every activity needs to read, validate and write the stream (the input without its controls). */
+function specOf(input: StreamWorkflowInput): StreamSpec {
+  return {
     contract: input.contract,
     source: input.source,
     mode: input.mode,
@@ -131,6 +127,13 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
     engine: input.engine,
     checkpoint: input.checkpoint,
   };
+}
+
+export async function streamWorkflow(input: StreamWorkflowInput): Promise<StreamWorkflowResult> {
+  // Asked first, before any activity: a patch check right after a local activity's result
+  // replayed as absent when that result and the next commands fell in different workflow tasks.
+  const multiBatchFetch = patched(MULTI_BATCH_FETCH);
+  const spec = specOf(input);
   // The starting position comes from the checkpoint store, so StreamSink and this workflow can
   // take turns on one stream; after continue-as-new it is carried instead.
   let carry: StreamCarry = input.carry ?? initialCarry(await shared.openStream(spec), new Date().toISOString());

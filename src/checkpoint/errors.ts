@@ -17,6 +17,7 @@ export class CheckpointConflictError extends LakeLogicError {
         `${attemptedBatchId}, found batch ${storedBatchId}` +
         (storedWriterId ? ` committed by writer ${storedWriterId}` : "") +
         `. Another writer owns this stream; run one writer per checkpoint key, or use a different checkpointKey.`,
+      { retriable: false },
     );
   }
 }

@@ -4,6 +4,7 @@
  * and through bin/lakelogic.js, which imports `main`.
  */
 import { LakeLogicError } from "../errors.js";
+import { StreamRunError } from "../sink/errors.js";
 import { COMMANDS, findCommand } from "./commands/index.js";
 import { isEntryPoint } from "./entry.js";
 import { packageInfo } from "./package-info.js";
@@ -86,7 +87,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       // Deliberate errors carry a message meant for people. Bad input (config, contract, a missing
       // optional package) is a usage error; a run that failed part-way is a failure.
       io.stderr(`lakelogic ${entry.name}: ${err.message}\n`);
-      return err.code === "STREAM_RUN_FAILED" ? EXIT.failed : EXIT.usage;
+      return err instanceof StreamRunError ? EXIT.failed : EXIT.usage;
     }
     const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
     io.stderr(`lakelogic ${entry.name}: internal error: ${detail}\n`);

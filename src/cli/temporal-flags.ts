@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { StreamWorkflowInput } from "../temporal/types.js";
+import type { StreamWorkflowInput } from "../../workflows/types.js";
 import { oneOf } from "./args.js";
 import { UsageError } from "./types.js";
 

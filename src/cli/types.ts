@@ -27,6 +27,6 @@ export interface CliCommand {
 /** The command line is wrong; the dispatcher prints it with a pointer to `--help` and exits 2. */
 export class UsageError extends LakeLogicError {
   constructor(message: string) {
-    super("USAGE", message);
+    super("USAGE", message, { retriable: false });
   }
 }

@@ -37,7 +37,7 @@ export class ContractError extends LakeLogicError {
 
   constructor(problems: readonly ContractProblem[], options?: { cause?: unknown }) {
     const list = problems.length > 0 ? problems : [{ path: "", message: "invalid contract" }];
-    super("CONTRACT", list.map(formatProblem).join("\n"), options);
+    super("CONTRACT", list.map(formatProblem).join("\n"), { ...options, retriable: false });
     const first = list[0]!;
     this.file = first.file;
     this.line = first.line;

@@ -9,7 +9,7 @@ export class RuleExpressionError extends LakeLogicError {
   readonly reason: string;
   constructor(sql: string, reason: string, token?: string, offset?: number) {
     const at = offset === undefined ? "" : ` (at offset ${offset})`;
-    super("RULE_EXPRESSION", `rule expression rejected${at}: ${reason}. Expression: ${sql}`);
+    super("RULE_EXPRESSION", `rule expression rejected${at}: ${reason}. Expression: ${sql}`, { retriable: false });
     this.sql = sql;
     this.reason = reason;
     this.token = token;

@@ -69,7 +69,7 @@ export class DuckDBLakeWriter implements LakeWriter {
   }
 
   write(request: WriteRequest): Promise<WriteResult> {
-    if (this.closed) return Promise.reject(new LakeWriteError(`lake writer for table "${this.config.table}" is closed`));
+    if (this.closed) return Promise.reject(new LakeWriteError(`lake writer for table "${this.config.table}" is closed`, { retriable: true }));
     return this.db.exclusive(() => this.writeNow(request));
   }
 

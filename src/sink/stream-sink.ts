@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { CollectedBatch } from "../batch/collect.js";
 import { positionOf, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
 import { loadContract } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
-import type { DatasetRuleResult, Engine, EngineName, RuleCount } from "../engine/types.js";
-import { ConfigError, LakeLogicError } from "../errors.js";
+import type { Engine, EngineName } from "../engine/types.js";
+import { ConfigError } from "../errors.js";
+import { StreamRunError } from "./errors.js";
+import type { BatchReport, RunOptions, StopReason, StreamRunSummary } from "./types.js";
 import type { CheckpointOption } from "../pipeline/checkpoint-option.js";
 import { batchLimits, positiveInt, readAheadDepth, type BatchOptions } from "../pipeline/options.js";
 import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
@@ -16,6 +17,9 @@ import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import { openTarget } from "../pipeline/target.js";
 import { toSource, type SourceInput } from "../sources/index.js";
 import type { RunMode, SourceLag } from "../sources/core/types.js";
+
+export { StreamRunError };
+export type { BatchReport, RunOptions, StopReason, StreamRunSummary };
 
 export const RUN_MODES: readonly RunMode[] = ["available_now", "continuous"];
 
@@ -48,62 +52,6 @@ export interface StreamSinkOptions extends BatchOptions {
   readAhead?: number;
   /** @internal test hooks (crash tests pause between write and commit). */
   hooks?: CommitHooks;
-}
-
-export interface RunOptions {
-  /** Stop after this many committed batches. */
-  maxBatches?: number;
-}
-
-export interface BatchReport {
-  batchId: number;
-  sourceCount: number;
-  goodCount: number;
-  badCount: number;
-  /** Quarantine rows that were already there (a replayed batch). */
-  badAlreadyPresent: number;
-  cursor: Cursor;
-  cut: CollectedBatch["cut"];
-  ruleCounts: RuleCount[];
-  datasetRules: DatasetRuleResult[];
-  totals: Counts;
-  lag?: SourceLag;
-  /** The end snapshot of an available_now run, when the source has one. */
-  endCursor?: Cursor;
-  /** Fraction (0..1) of the way to the end snapshot, when the source can tell. */
-  progress?: number;
-  durationMs: number;
-}
-
-export type StopReason = "end" | "signal" | "max-batches";
-
-export interface StreamRunSummary extends Counts {
-  batches: number;
-  cursor: Cursor;
-  resumedFrom: Cursor;
-  startedAt: Date;
-  finishedAt: Date;
-  stoppedBy: StopReason;
-  checkpointKey: string;
-  /** Totals since the stream began (across runs). */
-  totals: Counts;
-  /** The source's lag after the last committed batch, when it can tell (queues: backlog, oldest age). */
-  lag?: SourceLag;
-}
-
-/** A run failed; `summary` says what was committed before it did. */
-export class StreamRunError extends LakeLogicError {
-  constructor(
-    readonly summary: StreamRunSummary,
-    cause: unknown,
-  ) {
-    super(
-      "STREAM_RUN_FAILED",
-      `stream "${summary.checkpointKey}" failed after ${summary.batches} committed batches ` +
-        `(cursor ${JSON.stringify(summary.cursor ?? null)}): ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause },
-    );
-  }
 }
 
 /** What one run keeps while it goes: the committed position and the run's counts. */

@@ -7,8 +7,8 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from "@temporalio/client";
 import { loadContract } from "../contract/index.js";
-import { LakeLogicError } from "../errors.js";
-import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "./types.js";
+import { ConfigError, LakeLogicError } from "../errors.js";
+import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { DEFAULT_TASK_QUEUE } from "./worker.js";
 
 export const WORKFLOW_TYPE = "streamWorkflow";
@@ -30,6 +30,7 @@ export class StreamAlreadyRunningError extends LakeLogicError {
       "STREAM_ALREADY_RUNNING",
       `stream workflow ${workflowId} is already running: one writer per checkpoint key. ` +
         `Use "lakelogic status" to see it, or "lakelogic stop" to end it first.`,
+      { retriable: false },
     );
   }
 }
@@ -90,13 +91,14 @@ export class StreamClient {
   async list(): Promise<Array<{ workflowId: string; key: string; state: string; dataset: string; mode: string }>> {
     const out = [];
     for await (const wf of this.client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` })) {
-      const sa = wf.searchAttributes as Record<string, unknown[] | undefined>;
+      // The workflow publishes each of these as one Keyword (a string).
+      const sa = wf.searchAttributes as Record<string, string[] | undefined>;
       out.push({
         workflowId: wf.workflowId,
-        key: String(sa.LakeLogicStreamKey?.[0] ?? wf.workflowId.replace(/^lakelogic:/, "")),
-        state: String(sa.LakeLogicState?.[0] ?? "unknown"),
-        dataset: String(sa.LakeLogicDataset?.[0] ?? ""),
-        mode: String(sa.LakeLogicMode?.[0] ?? ""),
+        key: sa.LakeLogicStreamKey?.[0] ?? wf.workflowId.replace(/^lakelogic:/, ""),
+        state: sa.LakeLogicState?.[0] ?? "unknown",
+        dataset: sa.LakeLogicDataset?.[0] ?? "",
+        mode: sa.LakeLogicMode?.[0] ?? "",
       });
     }
     return out;
@@ -139,7 +141,7 @@ export class StreamClient {
 /** `15m`, `1h`, `30s`, `2d` or plain milliseconds. */
 export function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(text.trim());
-  if (!m) throw new LakeLogicError("CONFIG", `"${text}" is not a duration; expected e.g. 30s, 15m, 1h, 2d`);
+  if (!m) throw new ConfigError("duration", `"${text}" is not a duration; expected e.g. 30s, 15m, 1h, 2d`);
   const n = Number(m[1]);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? "ms") as "ms"];
   return Math.round(n * unit);

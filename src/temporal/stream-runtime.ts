@@ -1,4 +1,3 @@
-import { positionOf } from "../batch/commit.js";
 import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { recordBytes } from "../batch/collect.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
@@ -16,6 +15,7 @@ import { createSource } from "../sources/registry.js";
 import { Spool, type SpoolOptions } from "./spool.js";
 import type {
   AckBatchInput,
+  BatchRuntime,
   FetchBatchInput,
   FetchBatchResult,
   FetchedMore,
@@ -25,7 +25,7 @@ import type {
   ValidateBatchResult,
   WriteBatchInput,
   WriteBatchResult,
-} from "./types.js";
+} from "../../workflows/types.js";
 
 /** A continuous fetch with nothing to read returns empty after this long, so the workflow can react to signals. */
 const IDLE_FETCH_MS = 30_000;
@@ -63,7 +63,7 @@ function bytesOf(records: readonly SourceRecord[]): number {
  * pipeline that is not positioned there is replaced by one that is, so a retried or moved batch
  * never continues from stale in-memory state. Batches wait in the spool between activities (I4).
  */
-export class StreamRuntime {
+export class StreamRuntime implements BatchRuntime {
   readonly spool: Spool;
   private readonly contracts = new Map<string, Promise<Contract>>();
   private readonly engines = new Map<string, Promise<Engine>>();

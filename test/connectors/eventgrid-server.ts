@@ -134,7 +134,7 @@ export class EventGridFakeServer {
     const failed: Array<{ lockToken: string; error: { code: string; message: string } }> = [];
     const succeeded: string[] = [];
     const now = Date.now();
-    for (const token of tokens as string[]) {
+    for (const token of tokens) {
       const e = [...this.events.values()].find((x) => x.lock?.token === token && x.lock.until > now);
       if (!e) {
         this.stats.tokenLost++;

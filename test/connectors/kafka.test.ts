@@ -92,7 +92,7 @@ async function readLake(lakeDir: string): Promise<LakeContents> {
         quarantine: bad.getRowObjectsJS().map((r) => ({
           raw: (r.raw as string | null) ?? null,
           rawEncoding: (r.raw_encoding as string | null) ?? null,
-          position: JSON.parse(String(r.position)) as LakeContents["quarantine"][number]["position"],
+          position: JSON.parse(r.position as string) as LakeContents["quarantine"][number]["position"],
           ruleIds: (r.rule_ids as string[] | null) ?? [],
           reasons: (r.reasons as string[] | null) ?? [],
         })),
@@ -226,8 +226,8 @@ describe("kafka source options (no broker needed)", () => {
     const out = await new Promise<string>((resolve, reject) => {
       const p = spawn(process.execPath, ["--import", "tsx", child], { stdio: ["ignore", "pipe", "pipe"] });
       let text = "";
-      p.stdout!.on("data", (c: Buffer) => (text += c.toString()));
-      p.stderr!.on("data", (c: Buffer) => (text += c.toString()));
+      p.stdout.on("data", (c: Buffer) => (text += c.toString()));
+      p.stderr.on("data", (c: Buffer) => (text += c.toString()));
       p.on("error", reject);
       p.on("exit", () => resolve(text));
     });
@@ -513,7 +513,7 @@ describe.skipIf(!kafka)("kafka on a real broker", () => {
       a.stop.abort();
       b?.stop.abort();
     }
-    const [sa, sb] = await Promise.all([a.run, b!.run]);
+    const [sa, sb] = await Promise.all([a.run, b.run]);
     const TOTAL = 21_000;
     const read = sa.totals.sourceCount + sb.totals.sourceCount;
     console.info(`rebalance: members read ${sa.totals.sourceCount} + ${sb.totals.sourceCount} records for ${TOTAL} (${read - TOTAL} replayed)`);

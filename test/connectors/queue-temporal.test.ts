@@ -12,7 +12,7 @@ import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
 import { StreamClient } from "../../src/temporal/client.js";
-import type { StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";
+import type { StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
 import { startPubSub } from "../support/pubsub.js";
 import { requireService } from "../support/services.js";

@@ -102,7 +102,7 @@ describe("webhook crash safety (real process, SIGKILL between write and commit)"
       let output = "";
       let writes = 0;
       let killed = false;
-      p.stdout!.on("data", (c: Buffer) => {
+      p.stdout.on("data", (c: Buffer) => {
         output += c.toString();
         writes += (c.toString().match(/^written /gm) ?? []).length;
         if (killOnWrite !== undefined && writes >= killOnWrite && !killed) {
@@ -110,7 +110,7 @@ describe("webhook crash safety (real process, SIGKILL between write and commit)"
           p.kill("SIGKILL");
         }
       });
-      p.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+      p.stderr.on("data", (c: Buffer) => (output += c.toString()));
       const exitCode = await new Promise<number | null>((resolve) => p.on("exit", (code) => resolve(code)));
       lastOutput = output;
       if (killed) kills++;

@@ -47,7 +47,8 @@ async function feedServer(options: {
     conns.push(conn);
     const n = conns.length;
     ws.on("message", (data) => {
-      const msg: unknown = JSON.parse(data.toString());
+      // One Buffer per message: the server keeps ws's default binaryType.
+      const msg: unknown = JSON.parse((data as Buffer).toString());
       conn.subscriptions.push(msg);
       options.onSubscribe?.(conn, n, msg);
     });

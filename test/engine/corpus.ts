@@ -169,7 +169,7 @@ export const EDGE_VALUES: unknown[] = [
   [1, "two", null],
   { nested: { deeper: { deepest: "🎉" } } },
   { undef: undefined, n: 1 },
-  { big: 12345678901234567890123 },
+  { big: Number(12345678901234567890123n) },
   cyclic,
   { b: 1n },
   new Map([["a", 1]]),

@@ -139,7 +139,7 @@ describe("composite conversions", () => {
       const rows = (
         await con.runAndReadAll(`SELECT g, ${native} AS a, ${expanded} AS b FROM unnest(from_json($1::VARCHAR, '["VARCHAR"]')) t(g)`, [JSON.stringify(inputs)])
       ).getRowObjectsJS();
-      for (const r of rows) expect(r["b"], `decimal(${p},${s}) <- ${String(r["g"])}`).toBe(r["a"]);
+      for (const r of rows) expect(r["b"], `decimal(${p},${s}) <- ${r["g"] as string}`).toBe(r["a"]);
     }
     con.closeSync();
     inst.closeSync();
@@ -158,7 +158,7 @@ describe("composite conversions", () => {
     const rows = (
       await con.runAndReadAll(`SELECT g, ${native} AS a, ${expanded} AS b FROM unnest(from_json($1::VARCHAR, '["VARCHAR"]')) t(g)`, [JSON.stringify(inputs)])
     ).getRowObjectsJS();
-    for (const r of rows) expect(r["b"], String(r["g"])).toBe(r["a"]);
+    for (const r of rows) expect(r["b"], r["g"] as string).toBe(r["a"]);
     con.closeSync();
     inst.closeSync();
   });

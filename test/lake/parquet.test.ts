@@ -53,7 +53,7 @@ describe("parquet dataset layout", () => {
     // The replaced file is gone from disk too.
     expect(parquetFiles(join(targetPath, "orders")).sort()).toEqual(after.map((f) => f.file).sort());
     await w.close();
-    expect(byKey(await readTable(c, { targetPath })).map((r) => `${r.id}:${r.name}`)).toEqual([
+    expect(byKey(await readTable(c, { targetPath })).map((r) => `${String(r.id)}:${String(r.name)}`)).toEqual([
       "1:v1",
       "2:v1",
       "3:v1",

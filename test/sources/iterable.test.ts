@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { IterableSource, NotReplayableError, toSource } from "../../src/sources/index.js";
-import type { SourceRecord } from "../../src/sources/core/types.js";
 
 const signal = new AbortController().signal;
 
 async function drain(src: IterableSource): Promise<unknown[]> {
   const out: unknown[] = [];
-  for await (const r of src.read({ mode: "available_now", signal }) as AsyncIterable<SourceRecord>) out.push(r.value);
+  for await (const r of src.read({ mode: "available_now", signal })) out.push(r.value);
   return out;
 }
 

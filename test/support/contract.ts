@@ -47,10 +47,10 @@ export function makeContract(input: ContractInput = {}): Contract {
     return n === 1 ? id : `${id}#${n}`;
   };
   const rowRules = (input.rowRules ?? []).map(
-    (r) => ({ ...r, id: r.id ?? uniqueId(ruleId(r)), severity: r.severity ?? "error" }) as RowRule,
+    (r) => ({ ...r, id: r.id ?? uniqueId(ruleId(r)), severity: r.severity ?? "error" }),
   );
   const datasetRules = (input.datasetRules ?? []).map(
-    (r) => ({ ...r, id: r.id ?? uniqueId(ruleId(r)), severity: r.severity ?? "error" }) as DatasetRule,
+    (r) => ({ ...r, id: r.id ?? uniqueId(ruleId(r)), severity: r.severity ?? "error" }),
   );
   return {
     info: {},

@@ -8,7 +8,7 @@ import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamClient } from "../../src/temporal/client.js";
-import type { StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";
+import type { StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { delay, stopProcess, waitFor } from "../support/proc.js";
 import { seededRandom } from "../support/random.js";
 import { requireService } from "../support/services.js";

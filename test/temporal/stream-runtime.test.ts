@@ -9,7 +9,7 @@ import { registerSource } from "../../src/sources/registry.js";
 import type { AckSource, ReceivedRecord } from "../../src/sources/core/types.js";
 import { SpoolMissingError } from "../../src/temporal/spool.js";
 import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
-import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../src/temporal/types.js";
+import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../workflows/types.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 import { ORDERS_CONTRACT, writeOrders } from "./support.js";
 

@@ -10,8 +10,8 @@ import {
   stateOf,
   statusOf,
   wantsReadAhead,
-} from "../../src/temporal/stream-state.js";
-import { decodeCursorForDisplay } from "../../src/temporal/display.js";
+} from "../../workflows/state.js";
+import { decodeCursorForDisplay } from "../../workflows/display.js";
 import { encodeCursor } from "../../src/checkpoint/codec.js";
 
 const open = { key: "k", dataset: "orders", cursor: encodeCursor({ offset: 10 }), batchId: 3, totals: { sourceCount: 30, goodCount: 28, badCount: 2 } };

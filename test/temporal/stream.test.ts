@@ -11,7 +11,7 @@ import { StreamSink } from "../../src/sink/index.js";
 import { FileSource } from "../../src/sources/file/file-source.js";
 import { StreamAlreadyRunningError, StreamClient } from "../../src/temporal/client.js";
 import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
-import type { FetchBatchResult, StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../src/temporal/types.js";
+import type { FetchBatchResult, StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { requireService } from "../support/services.js";
 import { startTemporal } from "../support/temporal.js";
 import { waitFor } from "../support/proc.js";
@@ -132,7 +132,7 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     const localActivities = events
       .map((e) => e.markerRecordedEventAttributes)
       .filter((m) => m?.markerName === "core_local_activity")
-      .map((m) => JSON.parse(new TextDecoder().decode(m!.details!.data!.payloads![0]!.data!)).activity_type as string);
+      .map((m) => JSON.parse(new TextDecoder().decode(m!.details!.data!.payloads![0]!.data)).activity_type as string);
     expect(localActivities[0]).toBe("getWorkerQueue");
     expect(localActivities.slice(1)).toEqual(Array(result.batches).fill("writeBatch"));
     expect(events.length / result.batches).toBeLessThanOrEqual(12);

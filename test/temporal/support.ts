@@ -52,13 +52,13 @@ export async function spawnWorker(address: string, taskQueue = "lakelogic"): Pro
       out += d.toString();
       if (out.includes("ready ")) resolve(child);
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
     // Set LAKELOGIC_TEST_WORKER_LOG=<file> to keep every worker's output when debugging.
     const log = process.env.LAKELOGIC_TEST_WORKER_LOG;
     if (log) {
-      child.stdout!.on("data", (d: Buffer) => appendFileSync(log, d));
-      child.stderr!.on("data", (d: Buffer) => appendFileSync(log, d));
+      child.stdout.on("data", (d: Buffer) => appendFileSync(log, d));
+      child.stderr.on("data", (d: Buffer) => appendFileSync(log, d));
     }
     child.once("exit", (code, signal) => reject(new Error(`worker exited early (${code ?? signal}): ${out.slice(-2000)}`)));
     child.once("error", reject);

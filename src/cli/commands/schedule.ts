@@ -1,4 +1,5 @@
 import { loadContract } from "../../contract/index.js";
+import { ConfigError } from "../../errors.js";
 import { StreamClient, parseDuration } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf } from "../temporal-flags.js";
@@ -46,7 +47,7 @@ export const scheduleCommand: CliCommand = {
         try {
           everyMs = parseDuration(values.every);
         } catch (err) {
-          throw new UsageError(`--every: ${(err as Error).message}`);
+          throw new UsageError(`--every: ${err instanceof ConfigError ? err.detail : (err as Error).message}`);
         }
         if (values.mode && values.mode !== "available_now") {
           throw new UsageError("schedules run available_now drains; a continuous stream is started once with lakelogic start");

@@ -1,6 +1,7 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError } from "../../errors.js";
 import { KafkaOffsetSource, kafkaSpec, type KafkaSourceOptions } from "./offset-source.js";
+import { optionsFromJson } from "./options.js";
 import type { SourceRecord, StreamConnector } from "../core/types.js";
 import type { SourceFactory } from "../core/registry.js";
 
@@ -91,6 +92,9 @@ export class KafkaConnector extends KafkaOffsetSource implements StreamConnector
 /** `{ "type": "kafka", "brokers": [...], "topic": "...", "groupId": "...", ... }` → KafkaOffsetSource. */
 export const kafkaSourceFactory: SourceFactory = {
   spec: kafkaSpec,
-  create: (o) => new KafkaOffsetSource(o.topic as string, o as unknown as KafkaSourceOptions),
+  create: (o) => {
+    const { topic, options } = optionsFromJson(o);
+    return new KafkaOffsetSource(topic, options);
+  },
 };
 

@@ -1,4 +1,4 @@
-import { decodeCursor } from "../checkpoint/codec.js";
+import { decodeCursor } from "../src/checkpoint/codec.js";
 
 /**
  * A cursor as people (and Temporal's JSON payloads) can read it: bigint as a decimal string,

@@ -4,13 +4,10 @@
  * Cursors cross history as encoded strings (typed JSON): the workflow never interprets them.
  */
 
-export type StreamMode = "available_now" | "continuous";
+import type { Counts } from "../src/checkpoint/types.js";
+import type { RunMode } from "../src/sources/core/types.js";
 
-export interface StreamCounts {
-  sourceCount: number;
-  goodCount: number;
-  badCount: number;
-}
+export type { Counts, RunMode };
 
 /** How a stream is read, validated and written: everything an activity needs, as JSON. */
 export interface StreamSpec {
@@ -18,7 +15,7 @@ export interface StreamSpec {
   contract: string;
   /** JSON source config, e.g. `{ "type": "kafka", "brokers": [...], "topic": "orders" }`. */
   source: { type: string; [option: string]: unknown };
-  mode: StreamMode;
+  mode: RunMode;
   /** Default `stream::<dataset>`. */
   checkpointKey?: string;
   batchSize?: number;
@@ -51,8 +48,8 @@ export interface StreamCarry {
   dataset: string;
   cursor: string | null;
   batchId: number;
-  totals: StreamCounts;
-  run: StreamCounts & { batches: number };
+  totals: Counts;
+  run: Counts & { batches: number };
   paused: boolean;
   lastCommitAt: string | null;
   startedAt: string;
@@ -73,7 +70,7 @@ export interface StreamStatus {
   state: StreamState;
   checkpointKey: string;
   dataset: string;
-  mode: StreamMode;
+  mode: RunMode;
   /** The committed cursor, decoded for display. */
   cursor: unknown;
   batchId: number;
@@ -84,7 +81,7 @@ export interface StreamStatus {
   lag: StreamLag | null;
 }
 
-export interface StreamWorkflowResult extends StreamCounts {
+export interface StreamWorkflowResult extends Counts {
   checkpointKey: string;
   batches: number;
   cursor: unknown;
@@ -92,7 +89,7 @@ export interface StreamWorkflowResult extends StreamCounts {
   startedAt: string;
   finishedAt: string;
   stoppedBy: "end" | "stop" | "max-batches";
-  totals: StreamCounts;
+  totals: Counts;
 }
 
 /* ---- activity inputs and outputs ---- */
@@ -102,7 +99,7 @@ export interface OpenStreamResult {
   dataset: string;
   cursor: string | null;
   batchId: number;
-  totals: StreamCounts;
+  totals: Counts;
 }
 
 export interface FetchBatchInput {
@@ -181,14 +178,14 @@ export interface WriteBatchInput {
   validated: string | null;
   /** The fetched spool, removed once the batch is committed. */
   fetched: string | null;
-  previous: { cursor: string | null; batchId: number; totals: StreamCounts };
+  previous: { cursor: string | null; batchId: number; totals: Counts };
   cursor: string | null;
 }
 
 export interface WriteBatchResult {
   batchId: number;
-  totals: StreamCounts;
-  batch: StreamCounts;
+  totals: Counts;
+  batch: Counts;
   committedAt: string;
   outcome: "committed" | "already-committed";
 }
@@ -196,4 +193,31 @@ export interface WriteBatchResult {
 export interface AckBatchInput {
   spec: StreamSpec;
   spool: string;
+}
+
+/* ---- the activities, as the workflow calls them ---- */
+
+/** Activities any worker runs (on the shared task queue, or as local activities). */
+export interface SharedActivities {
+  /** This worker's own task queue (run as a local activity: it names the worker executing the workflow task). */
+  getWorkerQueue(): Promise<string>;
+  openStream(spec: StreamSpec): Promise<OpenStreamResult>;
+}
+
+/** Activities that handle one batch, all on the worker whose spool holds it. */
+export interface BatchActivities {
+  fetchBatch(input: FetchBatchInput): Promise<FetchBatchResult>;
+  /** Runs started before the validate-in-write patch still call it. */
+  validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult>;
+  writeBatch(input: WriteBatchInput): Promise<WriteBatchResult>;
+  ackBatch(input: AckBatchInput): Promise<void>;
+}
+
+/** What the activities need from the worker's stream runtime (src/temporal/stream-runtime.ts). */
+export interface BatchRuntime {
+  openStream(spec: StreamSpec): Promise<OpenStreamResult>;
+  fetchBatch(input: FetchBatchInput, stop: AbortSignal): Promise<FetchBatchResult>;
+  validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult>;
+  writeBatch(input: WriteBatchInput): Promise<WriteBatchResult>;
+  ackBatch(input: AckBatchInput): Promise<void>;
 }

@@ -7,7 +7,7 @@ import type {
   OpenStreamResult,
   StreamCarry,
   StreamLag,
-  StreamMode,
+  RunMode,
   StreamState,
   StreamStatus,
   StreamWorkflowInput,
@@ -148,7 +148,7 @@ export function stateOf(control: Control, phase: Phase): StreamState {
 export function statusOf(
   carry: StreamCarry,
   state: StreamState,
-  mode: StreamMode,
+  mode: RunMode,
   lag: StreamLag | null,
   decode: (cursor: string) => unknown,
 ): StreamStatus {

@@ -1,0 +1,47 @@
+import type { CollectedBatch } from "../batch/collect.js";
+import type { Counts, Cursor } from "../checkpoint/types.js";
+import type { DatasetRuleResult, RuleCount } from "../engine/types.js";
+import type { SourceLag } from "../sources/core/types.js";
+
+/** What StreamSink reports: per batch (`onBatch`) and per run (the summary). */
+
+export interface RunOptions {
+  /** Stop after this many committed batches. */
+  maxBatches?: number;
+}
+
+export interface BatchReport {
+  batchId: number;
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+  /** Quarantine rows that were already there (a replayed batch). */
+  badAlreadyPresent: number;
+  cursor: Cursor;
+  cut: CollectedBatch["cut"];
+  ruleCounts: RuleCount[];
+  datasetRules: DatasetRuleResult[];
+  totals: Counts;
+  lag?: SourceLag;
+  /** The end snapshot of an available_now run, when the source has one. */
+  endCursor?: Cursor;
+  /** Fraction (0..1) of the way to the end snapshot, when the source can tell. */
+  progress?: number;
+  durationMs: number;
+}
+
+export type StopReason = "end" | "signal" | "max-batches";
+
+export interface StreamRunSummary extends Counts {
+  batches: number;
+  cursor: Cursor;
+  resumedFrom: Cursor;
+  startedAt: Date;
+  finishedAt: Date;
+  stoppedBy: StopReason;
+  checkpointKey: string;
+  /** Totals since the stream began (across runs). */
+  totals: Counts;
+  /** The source's lag after the last committed batch, when it can tell (queues: backlog, oldest age). */
+  lag?: SourceLag;
+}

@@ -1,0 +1,141 @@
+// Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
+import type { Admin, Consumer, Kafka } from "kafkajs";
+import { LakeLogicError, MissingDependencyError } from "../../errors.js";
+import { sleep } from "../../util/wait.js";
+import { requirePeer } from "../core/spec.js";
+import { messageOf } from "./errors.js";
+import type { KafkaLogLevel, ResolvedKafkaOptions } from "./options.js";
+
+type KafkaModule = typeof import("kafkajs");
+
+/** A partition's log start and end (high watermark). */
+export interface Marks {
+  low: number;
+  high: number;
+}
+
+const LOG_LEVELS: Record<KafkaLogLevel, number> = { nothing: 0, error: 1, warn: 2, info: 4, debug: 5 };
+
+/**
+ * The kafkajs client of one source and its admin connection, made on first use (so a source can
+ * be built, and its options checked, without kafkajs installed).
+ */
+export class KafkaClients {
+  private kafkajs: KafkaModule | undefined;
+  private client: Kafka | undefined;
+  private adminClient: Admin | undefined;
+  private adminConnected: Promise<void> | undefined;
+
+  constructor(
+    private readonly topic: string,
+    private readonly description: string,
+    private readonly options: ResolvedKafkaOptions,
+  ) {}
+
+  /** The connected admin; a failed connection is tried again on the next call. */
+  admin(): Promise<Admin> {
+    const connect = async () => {
+      const client = await this.kafka();
+      this.adminClient ??= client.admin();
+      await this.adminClient.connect();
+    };
+    this.adminConnected ??= connect().catch((err) => {
+      this.adminConnected = undefined;
+      if (err instanceof MissingDependencyError) throw err;
+      throw new LakeLogicError("KAFKA_CONNECT", `${this.description}: cannot reach brokers ${this.options.brokers.join(",")}: ${messageOf(err)}`, {
+        cause: err,
+      });
+    });
+    return this.adminConnected.then(() => this.adminClient!);
+  }
+
+  /** A new member of the group. The admin connects first, so unreachable brokers fail with their addresses. */
+  async consumer(): Promise<Consumer> {
+    const client = await this.kafka();
+    await this.admin();
+    return client.consumer({
+      groupId: this.options.groupId,
+      sessionTimeout: this.options.sessionTimeoutMs,
+      rebalanceTimeout: this.options.rebalanceTimeoutMs,
+      heartbeatInterval: this.options.heartbeatIntervalMs,
+      maxBytes: this.options.maxBytes,
+      maxBytesPerPartition: this.options.maxBytesPerPartition,
+      maxWaitTimeInMs: this.options.maxWaitTimeMs,
+      readUncommitted: this.options.readUncommitted,
+      allowAutoTopicCreation: false,
+    });
+  }
+
+  /** Each partition's log start and high watermark now. */
+  async watermarks(): Promise<Map<number, Marks>> {
+    const admin = await this.admin();
+    let offsets: Array<{ partition: number; high: string; low: string }>;
+    try {
+      offsets = await retrying(() => admin.fetchTopicOffsets(this.topic));
+    } catch (err) {
+      throw new LakeLogicError(
+        "KAFKA_TOPIC",
+        `${this.description}: cannot read the offsets of topic "${this.topic}" (${messageOf(err)}). Check that it exists and that this client may describe it.`,
+        { cause: err },
+      );
+    }
+    return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
+  }
+
+  /** The group's committed offsets, of the partitions that have one. */
+  async groupOffsets(): Promise<Map<number, number>> {
+    const admin = await this.admin();
+    const res = await retrying(() => admin.fetchOffsets({ groupId: this.options.groupId, topics: [this.topic] }));
+    const out = new Map<number, number>();
+    for (const t of res) {
+      if (t.topic !== this.topic) continue;
+      for (const p of t.partitions) {
+        const n = Number(p.offset);
+        if (Number.isFinite(n) && n >= 0) out.set(p.partition, n);
+      }
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    const admin = this.adminClient;
+    this.adminClient = undefined;
+    this.adminConnected = undefined;
+    await admin?.disconnect().catch(() => undefined);
+    this.client = undefined;
+  }
+
+  private async kafka(): Promise<Kafka> {
+    if (!this.kafkajs) {
+      const mod = await requirePeer<KafkaModule & { default?: KafkaModule }>("kafkajs", "The Kafka source");
+      this.kafkajs = mod.default?.Kafka ? mod.default : mod;
+    }
+    const mod = this.kafkajs;
+    this.client ??= new mod.Kafka({
+      brokers: this.options.brokers,
+      clientId: this.options.clientId,
+      ...(this.options.ssl !== undefined ? { ssl: this.options.ssl } : {}),
+      ...(this.options.sasl !== undefined ? { sasl: this.options.sasl as never } : {}),
+      connectionTimeout: this.options.connectionTimeoutMs,
+      requestTimeout: this.options.requestTimeoutMs,
+      retry: { initialRetryTime: 250, maxRetryTime: this.options.maxRetryTimeMs, retries: 10 },
+      logLevel: LOG_LEVELS[this.options.logLevel],
+    });
+    return this.client;
+  }
+}
+
+/**
+ * kafkajs's admin does not retry everything a broker may answer while it settles (e.g. "not the
+ * coordinator" right after start-up or a restart): retry errors kafkajs marks retriable, briefly.
+ */
+async function retrying<T>(fn: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts || (err as { retriable?: unknown }).retriable !== true) throw err;
+      await sleep(Math.min(2_000, 100 * 2 ** attempt));
+    }
+  }
+}

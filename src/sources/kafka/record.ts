@@ -1,0 +1,77 @@
+import { isUtf8 } from "node:buffer";
+// Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
+import type { KafkaMessage } from "kafkajs";
+import { wrapJson, type DecodedBody } from "../core/queue.js";
+import type { SourceRecord } from "../core/types.js";
+
+/** Where a Kafka record sits; kept with quarantined rows. */
+export interface KafkaPosition {
+  topic: string;
+  partition: number;
+  offset: number;
+}
+
+/** The records of one fetched batch from offset `from` up to (not including) `end`. */
+export function sliceBatch(
+  topic: string,
+  partition: number,
+  messages: readonly KafkaMessage[],
+  from: number,
+  end: number,
+): { records: SourceRecord[]; offsets: number[]; bytes: number } {
+  const records: SourceRecord[] = [];
+  const offsets: number[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const offset = Number(m.offset);
+    if (offset < from) continue; // already buffered or yielded (a refetch after a rebalance)
+    if (offset >= end) break; // I7: beyond the snapshot, for the next run
+    records.push(toRecord(topic, partition, offset, m));
+    offsets.push(offset);
+    bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+  }
+  return { records, offsets, bytes };
+}
+
+/** One message as a record: its JSON value, or a decode error with the exact bytes (I6). */
+export function toRecord(topic: string, partition: number, offset: number, m: KafkaMessage): SourceRecord {
+  const position: KafkaPosition = { topic, partition, offset };
+  // Topic, partition and offset are in `position`; meta carries the rest of the envelope.
+  const meta: Record<string, unknown> = { timestamp: Number(m.timestamp) };
+  if (m.key) meta.key = isUtf8(m.key) ? m.key.toString("utf8") : m.key.toString("base64");
+  const headers = m.headers;
+  if (headers && Object.keys(headers).length > 0) meta.headers = headerStrings(headers);
+  const bytes = m.value?.length ?? 0;
+  const decoded = decodeValue(m.value);
+  if ("error" in decoded) {
+    // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or replayed.
+    return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta };
+  }
+  return { value: decoded.value, position, bytes, meta };
+}
+
+/**
+ * UTF-8 JSON, strictly: a null value, invalid UTF-8 or invalid JSON is a decode error. The
+ * queues' `decodeBody` does the same for a body; the reasons here name a `value` and a tombstone.
+ */
+export function decodeValue(value: Buffer | null): DecodedBody {
+  if (value === null) return { error: "message has no value (a tombstone)" };
+  if (!isUtf8(value)) return { error: "value is not valid UTF-8" };
+  let v: unknown;
+  try {
+    v = JSON.parse(value.toString("utf8"));
+  } catch (err) {
+    return { error: `value is not JSON: ${(err as Error).message}` };
+  }
+  return { value: wrapJson(v) };
+}
+
+function headerStrings(headers: Record<string, unknown>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const str = (v: unknown) => (Buffer.isBuffer(v) ? v.toString("utf8") : String(v));
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v.map(str) : str(v);
+  }
+  return out;
+}
