@@ -36,8 +36,6 @@ export type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor }
 
 // Sources (the cursor- and ack-bearing protocol, and the sources that need no SDK)
 export * from "./sources/index.js";
-export { KafkaOffsetSource, type KafkaSourceOptions, type KafkaCursor } from "./sources/kafka/offset-source.js";
-export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sources/sse/offset-source.js";
 
 // The in-process runtime
 export { StreamSink, StreamRunError, RUN_MODES } from "./sink/index.js";

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createSource } from "../../sources/registry.js";
 import { loadContract } from "../../contract/index.js";
 import { ConfigError } from "../../errors.js";
+import { PIPELINE_DEFAULTS } from "../../pipeline/options.js";
 import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
@@ -21,8 +22,8 @@ Options:
                               (default: <target>/_lakelogic/checkpoints.sqlite)
       --checkpoint-key KEY    default: stream::<dataset>
       --target-path DIR       the lake directory (default: the contract's, else ./lake)
-      --batch-size N          records per batch (default 1000)
-      --max-wait-ms N         cut a batch this long after its first record (default 1000)
+      --batch-size N          records per batch (default ${PIPELINE_DEFAULTS.batchSize})
+      --max-wait-ms N         cut a batch this long after its first record (default ${PIPELINE_DEFAULTS.maxWaitMs})
       --max-batches N         stop after N batches
   -h, --help                  show this help
 
