@@ -4,7 +4,7 @@
  */
 export { createSource, registerSource, sourceSpecs, BUILTIN_SOURCES } from "./registry.js";
 export { SourceRegistry, type SourceFactory } from "./core/registry.js";
-export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec } from "./core/spec.js";
+export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec, type OptionsOf, type OptionsInput } from "./core/spec.js";
 export { fileSourceFactory } from "./file/factory.js";
 
 // Kafka (cursor = per-partition offsets; kafkajs is an optional peer, loaded on first use).

@@ -9,12 +9,6 @@ import type { AckSource, ReceivedRecord, SourceRecord } from "./types.js";
 
 export type DecodedBody = { value: unknown } | { error: string };
 
-/**
- * A message body as a record: UTF-8 JSON, strictly. A JSON object is the record; any other JSON
- * value arrives as `{ data }` (it reaches validation and is usually quarantined by the contract,
- * like every other connector does it). Text that is not JSON, or bytes that are not UTF-8, are a
- * decode error: a poison message, quarantined with its raw payload (I6).
- */
 /** Callbacks every queue connector takes. */
 export interface QueueHooks {
   /** Iterator API only: a message whose body cannot be decoded (default: a warning). */
@@ -23,6 +17,12 @@ export interface QueueHooks {
   onWarning?: (message: string) => void;
 }
 
+/**
+ * A message body as a record: UTF-8 JSON, strictly. A JSON object is the record; any other JSON
+ * value arrives as `{ data }` (it reaches validation and is usually quarantined by the contract,
+ * like every other connector does it). Text that is not JSON, or bytes that are not UTF-8, are a
+ * decode error: a poison message, quarantined with its raw payload (I6).
+ */
 export function decodeBody(body: string | Uint8Array | undefined | null): DecodedBody {
   if (body === undefined || body === null) return { error: "message has no body" };
   let text: string;
@@ -44,6 +44,33 @@ export function decodeBody(body: string | Uint8Array | undefined | null): Decode
 /** A parsed JSON value as a record: objects as they are, anything else as `{ data }`. */
 export function wrapJson(v: unknown): unknown {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? v : { data: v };
+}
+
+/** What a queue record holds besides its decoded body. */
+export interface RecordParts<T> {
+  /** The payload as received: kept with a poison message, for quarantine. */
+  raw?: string | Uint8Array | undefined;
+  position: unknown;
+  bytes?: number;
+  meta: object;
+  ackToken: T;
+  /** When the broker accepted the message (ms since the epoch), if it says. */
+  producedAt?: number | undefined;
+}
+
+/** A received message as a record: its value, or (poison) the decode error and the raw payload. */
+export function queueRecord<T>(decoded: DecodedBody, p: RecordParts<T>): ReceivedRecord<T> {
+  const body = "error" in decoded
+    ? { value: undefined, ...(p.raw !== undefined ? { raw: p.raw } : {}), decodeError: decoded.error }
+    : { value: decoded.value };
+  return {
+    ...body,
+    position: p.position,
+    ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
+    meta: { ...p.meta },
+    ackToken: p.ackToken,
+    ...(p.producedAt !== undefined ? { producedAt: p.producedAt } : {}),
+  };
 }
 
 /** A failed acknowledgement, delete, completion or settlement that was not a lost lease. */

@@ -1,12 +1,16 @@
 import { ConfigError } from "../../errors.js";
 import { didYouMean } from "../../contract/suggest.js";
 import type { Source } from "./types.js";
-import { parseOptions, type ComponentSpec } from "./spec.js";
+import { parseOptions, type ComponentSpec, type OptionsOf } from "./spec.js";
 
-/** A JSON-configurable source: `{ "type": "<spec.type>", ...options }` → a Source. */
-export interface SourceFactory {
-  spec: ComponentSpec;
-  create(options: Record<string, unknown>): Source | Promise<Source>;
+/**
+ * A JSON-configurable source: `{ "type": "<spec.type>", ...options }` → a Source. `create`
+ * receives the options as `parseOptions(spec, …)` returns them: typed by the spec when the spec
+ * is declared `as const satisfies ComponentSpec`.
+ */
+export interface SourceFactory<S extends ComponentSpec = ComponentSpec> {
+  spec: S;
+  create(options: OptionsOf<S>): Source | Promise<Source>;
 }
 
 /**

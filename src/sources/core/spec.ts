@@ -29,10 +29,56 @@ export interface ComponentSpec {
   summary: string;
   /** The optional peer package the connector needs. */
   peerDependency?: string;
-  options: Record<string, OptionSpec>;
+  options: Readonly<Record<string, OptionSpec>>;
   /** Extra cross-field checks, returning a message for the first problem. */
   check?: (options: Record<string, unknown>) => { option: string; message: string } | undefined;
 }
+
+/** The TypeScript type of one declared option's value. */
+type ValueOf<O extends OptionSpec> = O["type"] extends "string"
+  ? O["enum"] extends readonly (infer E extends string)[]
+    ? E
+    : string
+  : O["type"] extends "number" | "integer"
+    ? number
+    : O["type"] extends "boolean"
+      ? boolean
+      : O["type"] extends "string[]"
+        ? string[]
+        : O["type"] extends "object"
+          ? Record<string, unknown>
+          : unknown;
+
+/** Options that parseOptions always fills: required ones and those with a default. */
+type FilledKeys<T extends Record<string, OptionSpec>> = {
+  [K in keyof T]: T[K] extends { required: true } ? K : T[K] extends { default: NonNullable<unknown> } ? K : never;
+}[keyof T];
+
+/**
+ * The options object a spec describes, as parseOptions returns it: declare the options once
+ * (`const spec = {...} as const satisfies ComponentSpec`) and derive the type with
+ * `type MyOptions = OptionsOf<typeof spec>`.
+ */
+export type OptionsOf<S extends { options: Record<string, OptionSpec> }> = {
+  -readonly [K in FilledKeys<S["options"]>]: ValueOf<S["options"][K]>;
+} & {
+  -readonly [K in Exclude<keyof S["options"], FilledKeys<S["options"]>>]?: ValueOf<S["options"][K]>;
+};
+
+/** Options a caller must give: the required ones. */
+type RequiredKeys<T extends Record<string, OptionSpec>> = {
+  [K in keyof T]: T[K] extends { required: true } ? K : never;
+}[keyof T];
+
+/**
+ * The options object a caller passes in code (`new SQSConnector({...})`): like OptionsOf, but
+ * an option with a default may be left out.
+ */
+export type OptionsInput<S extends { options: Record<string, OptionSpec> }> = {
+  -readonly [K in RequiredKeys<S["options"]>]: ValueOf<S["options"][K]>;
+} & {
+  -readonly [K in Exclude<keyof S["options"], RequiredKeys<S["options"]>>]?: ValueOf<S["options"][K]>;
+};
 
 const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -40,7 +86,7 @@ const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.t
  * Validate `input` against `spec`: snake_case keys are accepted as their camelCase twins,
  * defaults are applied, and every problem names the option and what was expected.
  */
-export function parseOptions(spec: ComponentSpec, input: Record<string, unknown>): Record<string, unknown> {
+export function parseOptions<S extends ComponentSpec>(spec: S, input: Record<string, unknown>): OptionsOf<S> {
   const where = (option: string) => `source ${spec.type}: ${option}`;
   const out: Record<string, unknown> = {};
   const known = Object.keys(spec.options);
@@ -68,7 +114,8 @@ export function parseOptions(spec: ComponentSpec, input: Record<string, unknown>
   }
   const problem = spec.check?.(out);
   if (problem) throw new ConfigError(where(problem.option), problem.message);
-  return out;
+  // Every key was checked against its declaration above, which is what OptionsOf<S> spells.
+  return out as OptionsOf<S>;
 }
 
 function coerce(opt: OptionSpec, value: unknown, where: string): unknown {

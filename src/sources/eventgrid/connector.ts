@@ -1,46 +1,24 @@
-import { waitUntil } from "../../util/wait.js";
 import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
-import { ConfigError, LakeLogicError } from "../../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
+import type { ReceivedRecord } from "../core/types.js";
 import {
-  LeaseKeeper,
   QueueAckError,
   QueueReceiveError,
-  SingleStream,
   chunks,
   decodeBody,
-  defaultWarn,
   errorText,
   mapLimit,
+  queueRecord,
   wrapJson,
   type DecodedBody,
   type Lease,
   type QueueHooks,
 } from "../core/queue.js";
+import { LeasedQueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
-import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
 type EventGridModule = typeof import("@azure/eventgrid-namespaces");
 type IdentityModule = typeof import("@azure/identity");
-
-export interface EventGridConnectorOptions extends QueueHooks {
-  /** Namespace endpoint, e.g. `https://<namespace>.<region>-1.eventgrid.azure.net`. */
-  endpoint: string;
-  topicName: string;
-  subscriptionName: string;
-  /** Events per receive call, 1–100. Default 100. */
-  maxEvents?: number;
-  /** Long-poll of one receive call in seconds, 10–120. Default 10. */
-  maxWaitTimeSeconds?: number;
-  /** Access key of the namespace; without it, DefaultAzureCredential. */
-  accessKey?: string;
-  /** The subscription's receive lock duration (seconds); locks are renewed at half of it. Default 60. */
-  lockDurationSeconds?: number;
-  /** Stop renewing an event's lock after it was held this long (seconds). Default 3600. */
-  maxLockRenewalSeconds?: number;
-  /** The record is the CloudEvent's `data` (default true); false: the whole event. */
-  unwrapData?: boolean;
-}
 
 /** Plain data: the lock token, and whether the event is poison (then it is rejected, not acknowledged). */
 export interface EventGridAckToken {
@@ -59,7 +37,7 @@ export interface EventGridEventMeta {
   deliveryCount: number;
 }
 
-export const eventgridSpec: ComponentSpec = {
+export const eventgridSpec = {
   type: "eventgrid",
   kind: "ack",
   summary:
@@ -89,11 +67,15 @@ export const eventgridSpec: ComponentSpec = {
     }
     return undefined;
   },
-};
+} as const satisfies ComponentSpec;
+
+/** The options of `new EventGridConnector(...)`: those of `eventgridSpec`, and the queue hooks. */
+export type EventGridConnectorOptions = OptionsInput<typeof eventgridSpec> & QueueHooks;
 
 interface Held {
   detail: ReceiveDetails<unknown>;
-  eventTime: number | undefined;
+  /** The CloudEvent's `time`. */
+  producedAt: number | undefined;
 }
 
 /**
@@ -107,76 +89,45 @@ interface Held {
  * `nack` releases events for immediate redelivery. A lock token the service no longer knows
  * (the lock expired) is reported, not fatal: that event is delivered again and merged.
  */
-export class EventGridConnector implements AckSource<EventGridAckToken>, StreamConnector {
-  readonly kind = "ack" as const;
-  readonly description: string;
-  private readonly o: Required<Omit<EventGridConnectorOptions, "accessKey" | "onPoison" | "onWarning">> &
-    Pick<EventGridConnectorOptions, "accessKey" | "onPoison">;
-  private readonly warn: (message: string) => void;
+export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, Held, string> {
+  private readonly o: OptionsOf<typeof eventgridSpec>;
   private client: Promise<EventGridReceiverClient> | undefined;
   private readonly buffer: Array<ReceiveDetails<unknown>> = [];
-  private readonly held = new Map<string, Held>();
-  private readonly leases: LeaseKeeper<string, string>;
   private poll: Promise<void> | undefined;
   private pollAbort: AbortController | undefined;
   private failure: Error | undefined;
-  private wake: (() => void) | undefined;
-  private lastOldestEvent: number | undefined;
-  private readonly streaming = new SingleStream();
-  private closed = false;
 
   constructor(options: EventGridConnectorOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new ConfigError("EventGridConnector", "expected options { endpoint, topicName, subscriptionName, maxEvents?, maxWaitTimeSeconds? }");
-    }
-    const { onPoison, onWarning, ...rest } = options;
-    const o = parseOptions(eventgridSpec, rest as Record<string, unknown>) as unknown as EventGridConnectorOptions;
-    this.o = {
-      endpoint: o.endpoint.replace(/\/+$/, ""),
-      topicName: o.topicName,
-      subscriptionName: o.subscriptionName,
-      maxEvents: o.maxEvents!,
-      maxWaitTimeSeconds: o.maxWaitTimeSeconds!,
-      lockDurationSeconds: o.lockDurationSeconds!,
-      maxLockRenewalSeconds: o.maxLockRenewalSeconds!,
-      unwrapData: o.unwrapData!,
-      accessKey: o.accessKey,
-      onPoison,
-    };
-    this.warn = onWarning ?? defaultWarn("LAKELOGIC_EVENTGRID");
-    this.description = `eventgrid ${this.o.endpoint.replace(/^https?:\/\//, "")}/${o.topicName}/${o.subscriptionName}`;
-    this.leases = new LeaseKeeper<string, string>({
-      maxHoldMs: this.o.maxLockRenewalSeconds * 1000,
-      renew: (leases) => this.renew(leases),
-      onError: (err) => this.warn(`${this.description}: lock renewal failed: ${errorText(err)}`),
+    const { options: o, hooks } = queueOptions(
+      eventgridSpec,
+      options,
+      "EventGridConnector",
+      "{ endpoint, topicName, subscriptionName, maxEvents?, maxWaitTimeSeconds? }",
+    );
+    const endpoint = o.endpoint.replace(/\/+$/, "");
+    super({
+      description: `eventgrid ${endpoint.replace(/^https?:\/\//, "")}/${o.topicName}/${o.subscriptionName}`,
+      hooks,
+      warningCode: "LAKELOGIC_EVENTGRID",
+      streamBatch: { max: o.maxEvents, waitMs: o.maxWaitTimeSeconds * 1000 },
+      leases: { maxHoldMs: o.maxLockRenewalSeconds * 1000, renewFailed: "lock renewal failed" },
     });
+    this.o = { ...o, endpoint };
   }
 
-  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<EventGridAckToken>>> {
-    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+  protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<EventGridAckToken, Held>>> {
     if (max <= 0) return [];
-    const deadline = Date.now() + waitMs;
-    while (this.buffer.length === 0 && !this.failure && !signal.aborted && !this.closed) {
-      void this.startPoll();
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      await waitUntil(left, signal, (wake) => (this.wake = wake));
-    }
+    await this.waitFor(() => this.buffer.length > 0 || this.failure !== undefined, waitMs, signal, () => void this.startPoll());
     if (this.failure) {
       const err = this.failure;
       this.failure = undefined;
       throw err;
     }
-    const taken = this.buffer.splice(0, max);
-    let oldest: number | undefined;
-    const records = taken.map((d) => {
-      const t = d.event.time?.getTime();
-      if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
-      this.held.set(d.brokerProperties.lockToken, { detail: d, eventTime: t });
-      return this.toRecord(d);
-    });
-    if (oldest !== undefined) this.lastOldestEvent = oldest;
-    return records;
+    return this.buffer.splice(0, max).map((d) => ({
+      key: d.brokerProperties.lockToken,
+      held: { detail: d, producedAt: d.event.time?.getTime() },
+      record: this.toRecord(d),
+    }));
   }
 
   /** Acknowledge (or, for poison, reject) by lock token — after the commit (I8). */
@@ -208,45 +159,18 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
     await this.release(tokens.map((t) => t.lockToken));
   }
 
-  /** Renew the locks of these events if less than half of a lock is left. */
-  async extend(tokens: EventGridAckToken[]): Promise<void> {
-    await this.leases.renewDue(tokens.map((t) => t.lockToken));
-  }
-
-  /**
-   * `oldestAgeMs`: age of the oldest event held now (or last received), from its CloudEvent
-   * `time`. The data plane reports no backlog, so `records` is not reported.
-   */
-  async lag(): Promise<SourceLag | undefined> {
-    let oldest: number | undefined;
-    for (const h of this.held.values()) if (h.eventTime !== undefined && (oldest === undefined || h.eventTime < oldest)) oldest = h.eventTime;
-    oldest ??= this.lastOldestEvent;
-    return oldest === undefined ? undefined : { oldestAgeMs: Math.max(0, Date.now() - oldest) };
-  }
-
-  stream(): AsyncGenerator<unknown> {
-    return this.streaming.run(this, {
-      max: this.o.maxEvents,
-      waitMs: this.o.maxWaitTimeSeconds * 1000,
-      onPoison: this.o.onPoison,
-      warn: this.warn,
-      description: this.description,
-    });
-  }
-
   /** Stop polling and release every event still held or buffered. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.streaming.abort();
+  protected async giveBack(): Promise<void> {
     this.pollAbort?.abort();
-    this.wake?.();
     await this.poll?.catch(() => undefined);
     const tokens = [...this.held.keys(), ...this.buffer.map((d) => d.brokerProperties.lockToken)];
     this.held.clear();
     this.buffer.length = 0;
     if (tokens.length > 0 && this.client) await this.release(tokens).catch(() => undefined);
-    this.leases.close();
+  }
+
+  protected keyOf(token: EventGridAckToken): string {
+    return token.lockToken;
   }
 
   private startPoll(): Promise<void> {
@@ -272,7 +196,7 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
       } finally {
         this.poll = undefined;
         this.pollAbort = undefined;
-        this.wake?.();
+        this.wake();
       }
     })();
     return this.poll;
@@ -286,20 +210,10 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
     if (e.time) meta.time = e.time.toISOString();
     if (e.dataContentType) meta.dataContentType = e.dataContentType;
     const token: EventGridAckToken = { lockToken: d.brokerProperties.lockToken, eventId: e.id };
-    if (!this.o.unwrapData) {
-      return { value: envelopeOf(e), position, meta: { ...meta }, ackToken: token };
-    }
+    if (!this.o.unwrapData) return queueRecord({ value: envelopeOf(e) }, { position, meta, ackToken: token });
     const { decoded, raw } = decodeEventData(e.data);
-    if ("error" in decoded) {
-      token.poison = decoded.error;
-      return { value: undefined, ...(raw !== undefined ? { raw } : {}), decodeError: decoded.error, position, meta: { ...meta }, ackToken: token };
-    }
-    return { value: decoded.value, position, meta: { ...meta }, ackToken: token };
-  }
-
-  private forget(lockToken: string): void {
-    this.held.delete(lockToken);
-    this.leases.release(lockToken);
+    if ("error" in decoded) token.poison = decoded.error;
+    return queueRecord(decoded, { raw, position, meta, ackToken: token });
   }
 
   private async release(lockTokens: string[]): Promise<void> {
@@ -313,7 +227,7 @@ export class EventGridConnector implements AckSource<EventGridAckToken>, StreamC
     });
   }
 
-  private async renew(leases: Array<Lease<string>>): Promise<Array<number | undefined>> {
+  protected async renew(leases: Array<Lease<string>>): Promise<Array<number | undefined>> {
     const client = await this.sdkClient();
     const tokens = leases.map((l) => l.message);
     const failed = new Set<string>();
@@ -400,8 +314,8 @@ function envelopeOf(e: CloudEvent<unknown>): Record<string, unknown> {
 }
 
 /** `{ "type": "eventgrid", "endpoint": "...", "topicName": "...", "subscriptionName": "..." }`. */
-export const eventgridSourceFactory: SourceFactory = {
+export const eventgridSourceFactory: SourceFactory<typeof eventgridSpec> = {
   spec: eventgridSpec,
-  create: (o) => new EventGridConnector(o as unknown as EventGridConnectorOptions),
+  create: (o) => new EventGridConnector(o),
 };
 

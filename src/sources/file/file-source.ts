@@ -4,6 +4,9 @@ import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { BufferedRecordIterator, CursorSource, ReadOptions, SourceLag, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
+import { fileSpec, type FileSourceOptions } from "./spec.js";
+
+export type { FileSourceOptions } from "./spec.js";
 
 /** Where a file source stands: the byte offset after the last line read, and that line's number. */
 export interface FileCursor {
@@ -11,12 +14,6 @@ export interface FileCursor {
   line: number;
 }
 
-export interface FileSourceOptions {
-  /** Read size per system call. Default 1 MiB. */
-  chunkBytes?: number;
-  /** In continuous mode, how long to wait before looking for new lines again (doubles up to max). */
-  idleBackoffMs?: { initial: number; max: number };
-}
 
 const NEWLINE = 0x0a;
 
@@ -43,7 +40,7 @@ export class FileSource implements CursorSource {
   ) {
     if (typeof path !== "string" || path === "") throw new ConfigError("path", "expected the path of a JSON-lines file");
     this.description = `file ${path}`;
-    this.chunkBytes = options.chunkBytes ?? 1024 * 1024;
+    this.chunkBytes = options.chunkBytes ?? fileSpec.options.chunkBytes.default;
     this.backoff = options.idleBackoffMs ?? { initial: 100, max: 2000 };
   }
 

@@ -1,32 +1,12 @@
-import { waitUntil } from "../../util/wait.js";
 import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
-import { ConfigError, LakeLogicError } from "../../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
-import { QueueReceiveError, SingleStream, decodeBody, defaultWarn, errorText, type QueueHooks } from "../core/queue.js";
+import type { ReceivedRecord } from "../core/types.js";
+import { QueueReceiveError, decodeBody, errorText, queueRecord, type QueueHooks } from "../core/queue.js";
+import { QueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
-import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
 type PubSubModule = typeof import("@google-cloud/pubsub");
-
-export interface PubSubConnectorOptions extends QueueHooks {
-  /** Google Cloud project. Default: the one in a full subscription name, else ADC / GOOGLE_CLOUD_PROJECT. */
-  projectId?: string;
-  /** Subscription name, or `projects/<project>/subscriptions/<name>`. */
-  subscription: string;
-  /** Flow control: most messages leased at once (buffered + in the batch being written). Default 1000. */
-  maxMessages?: number;
-  /** Flow control: most bytes leased at once. Default 100 MiB. */
-  maxBytes?: number;
-  /** Fix the ack deadline the client asks for (10–600 s); default: adaptive (10 s up to the 99th percentile of ack times). */
-  ackDeadlineSeconds?: number;
-  /** Stop extending a message's deadline after it was held this long. Default 60. */
-  maxExtensionMinutes?: number;
-  /** API endpoint (`host:port`); default Google's, or `PUBSUB_EMULATOR_HOST` when set. */
-  apiEndpoint?: string;
-  /** Streaming pull connections. Default 5 (the client's default). */
-  streams?: number;
-}
 
 /** Plain data: which delivery of which message to acknowledge. */
 export interface PubSubAckToken {
@@ -44,7 +24,7 @@ export interface PubSubMessageMeta {
   deliveryAttempt?: number;
 }
 
-export const pubsubSpec: ComponentSpec = {
+export const pubsubSpec = {
   type: "pubsub",
   kind: "ack",
   summary:
@@ -70,11 +50,15 @@ export const pubsubSpec: ComponentSpec = {
     }
     return undefined;
   },
-};
+} as const satisfies ComponentSpec;
+
+/** The options of `new PubSubConnector(...)`: those of `pubsubSpec`, and the queue hooks. */
+export type PubSubConnectorOptions = OptionsInput<typeof pubsubSpec> & QueueHooks;
 
 interface Held {
   message: PubSubMessage;
-  publishedAt: number;
+  /** The publish time. */
+  producedAt: number;
 }
 
 /**
@@ -86,63 +70,37 @@ interface Held {
  * keeps extending its ack deadline (up to `maxExtensionMinutes`), however long the write takes.
  * With ordering keys the service delivers a key's messages in order and the source hands them
  * over in that order; a nacked or expired message is redelivered with the ones after it.
+ *
+ * Lag has no `records`: the backlog (`num_undelivered_messages`) is a Cloud Monitoring metric, not
+ * part of the Pub/Sub API; `oldestAgeMs` comes from publish times.
  */
-export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnector {
-  readonly kind = "ack" as const;
-  readonly description: string;
-  private readonly o: Required<Pick<PubSubConnectorOptions, "subscription" | "maxMessages" | "maxBytes" | "maxExtensionMinutes" | "streams">> &
-    Pick<PubSubConnectorOptions, "projectId" | "ackDeadlineSeconds" | "apiEndpoint" | "onPoison">;
-  private readonly warn: (message: string) => void;
+export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
+  private readonly o: OptionsOf<typeof pubsubSpec>;
   private opened: Promise<{ pubsub: PubSub; subscription: Subscription }> | undefined;
   private readonly buffer: PubSubMessage[] = [];
-  private readonly held = new Map<string, Held>();
   private failure: Error | undefined;
-  private wake: (() => void) | undefined;
-  private lastOldestPublish: number | undefined;
-  private readonly streaming = new SingleStream();
-  private closed = false;
 
   constructor(options: PubSubConnectorOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new ConfigError("PubSubConnector", "expected options { projectId?, subscription, maxMessages? }");
-    }
-    const { onPoison, onWarning, ...rest } = options;
-    const o = parseOptions(pubsubSpec, rest as Record<string, unknown>) as unknown as PubSubConnectorOptions;
-    const fromName = /^projects\/([^/]+)\/subscriptions\//.exec(o.subscription)?.[1];
-    this.o = {
-      subscription: o.subscription,
-      maxMessages: o.maxMessages!,
-      maxBytes: o.maxBytes!,
-      maxExtensionMinutes: o.maxExtensionMinutes!,
-      streams: o.streams!,
-      projectId: o.projectId ?? fromName,
-      ackDeadlineSeconds: o.ackDeadlineSeconds,
-      apiEndpoint: o.apiEndpoint,
-      onPoison,
-    };
-    this.warn = onWarning ?? defaultWarn("LAKELOGIC_PUBSUB");
-    this.description = `pubsub ${o.subscription.includes("/") ? o.subscription : `${this.o.projectId ?? "<adc project>"}/${o.subscription}`}`;
+    const { options: o, hooks } = queueOptions(pubsubSpec, options, "PubSubConnector", "{ projectId?, subscription, maxMessages? }");
+    const projectId = o.projectId ?? /^projects\/([^/]+)\/subscriptions\//.exec(o.subscription)?.[1];
+    super({
+      description: `pubsub ${o.subscription.includes("/") ? o.subscription : `${projectId ?? "<adc project>"}/${o.subscription}`}`,
+      hooks,
+      warningCode: "LAKELOGIC_PUBSUB",
+      streamBatch: { max: Math.min(o.maxMessages, 500), waitMs: 10_000 },
+    });
+    this.o = { ...o, projectId };
   }
 
-  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<PubSubAckToken>>> {
-    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+  protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<PubSubAckToken, Held>>> {
     await this.open();
-    const deadline = Date.now() + waitMs;
-    while (this.buffer.length === 0 && !this.failure && !signal.aborted && !this.closed) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      await waitUntil(left, signal, (wake) => (this.wake = wake));
-    }
+    await this.waitFor(() => this.buffer.length > 0 || this.failure !== undefined, waitMs, signal);
     if (this.failure) throw this.failure;
-    const taken = this.buffer.splice(0, Math.max(0, max));
-    let oldest: number | undefined;
-    const records = taken.map((m) => {
-      const publishedAt = m.publishTime.getTime();
-      if (oldest === undefined || publishedAt < oldest) oldest = publishedAt;
-      return this.toRecord(m);
-    });
-    if (oldest !== undefined) this.lastOldestPublish = oldest;
-    return records;
+    return this.buffer.splice(0, Math.max(0, max)).map((m) => ({
+      key: m.ackId,
+      held: { message: m, producedAt: m.publishTime.getTime() },
+      record: this.toRecord(m),
+    }));
   }
 
   /**
@@ -156,7 +114,7 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
       tokens.map(async (t) => {
         const h = this.held.get(t.ackId);
         if (!h) return;
-        this.held.delete(t.ackId);
+        this.forget(t.ackId);
         try {
           await h.message.ackWithResponse();
         } catch (err) {
@@ -176,43 +134,22 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
     for (const t of tokens) {
       const h = this.held.get(t.ackId);
       if (!h) continue;
-      this.held.delete(t.ackId);
+      this.forget(t.ackId);
       h.message.nack();
     }
   }
 
-  /**
-   * `oldestAgeMs`: age of the oldest message held now (or last received), from its publish time.
-   * The backlog (`num_undelivered_messages`) is a Cloud Monitoring metric, not part of the
-   * Pub/Sub API, so `records` is not reported.
-   */
-  async lag(): Promise<SourceLag | undefined> {
-    let oldest: number | undefined;
-    for (const h of this.held.values()) if (oldest === undefined || h.publishedAt < oldest) oldest = h.publishedAt;
-    oldest ??= this.lastOldestPublish;
-    return oldest === undefined ? undefined : { oldestAgeMs: Math.max(0, Date.now() - oldest) };
-  }
-
-  stream(): AsyncGenerator<unknown> {
-    return this.streaming.run(this, {
-      max: Math.min(this.o.maxMessages, 500),
-      waitMs: 10_000,
-      onPoison: this.o.onPoison,
-      warn: this.warn,
-      description: this.description,
-    });
-  }
-
-  /** Stop pulling, send pending acks, give back (nack) whatever is still held, release the client. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.streaming.abort();
-    this.wake?.();
+  /** Stop pulling; give back (nack) whatever is still held. */
+  protected async giveBack(): Promise<void> {
     const opened = await this.opened?.catch(() => undefined);
     if (!opened) return;
     for (const h of this.held.values()) h.message.nack();
-    this.held.clear();
+  }
+
+  /** Send pending acks and release the client. */
+  protected override async disconnect(): Promise<void> {
+    const opened = await this.opened?.catch(() => undefined);
+    if (!opened) return;
     this.buffer.length = 0;
     await opened.subscription.close().catch(() => undefined);
     await opened.pubsub.close().catch(() => undefined);
@@ -220,7 +157,6 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
 
   private toRecord(m: PubSubMessage): ReceivedRecord<PubSubAckToken> {
     const publishedAt = m.publishTime.getTime();
-    this.held.set(m.ackId, { message: m, publishedAt });
     const position = { messageId: m.id };
     const meta: PubSubMessageMeta = { messageId: m.id, publishTime: new Date(publishedAt).toISOString(), attributes: { ...m.attributes } };
     if (m.orderingKey) meta.orderingKey = m.orderingKey;
@@ -228,11 +164,8 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
     const data = m.data;
     const decoded = decodeBody(data);
     const token: PubSubAckToken = { ackId: m.ackId, messageId: m.id, poison: "error" in decoded };
-    if ("error" in decoded) {
-      const raw = isUtf8(data) ? data.toString("utf8") : new Uint8Array(data);
-      return { value: undefined, raw, decodeError: decoded.error, position, bytes: data.length, meta: { ...meta }, ackToken: token, producedAt: publishedAt };
-    }
-    return { value: decoded.value, position, bytes: data.length, meta: { ...meta }, ackToken: token, producedAt: publishedAt };
+    const raw = "error" in decoded ? (isUtf8(data) ? data.toString("utf8") : new Uint8Array(data)) : undefined;
+    return queueRecord(decoded, { raw, position, bytes: data.length, meta, ackToken: token, producedAt: publishedAt });
   }
 
   private open(): Promise<{ pubsub: PubSub; subscription: Subscription }> {
@@ -256,11 +189,11 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
       subscription.on("message", (m: PubSubMessage) => {
         if (this.closed) return m.nack();
         this.buffer.push(m);
-        this.wake?.();
+        this.wake();
       });
       subscription.on("error", (err: unknown) => {
         this.failure = this.receiveError(err);
-        this.wake?.();
+        this.wake();
       });
       return { pubsub, subscription };
     })();
@@ -285,8 +218,8 @@ export class PubSubConnector implements AckSource<PubSubAckToken>, StreamConnect
 }
 
 /** `{ "type": "pubsub", "subscription": "...", ... }` → PubSubConnector (an ack source). */
-export const pubsubSourceFactory: SourceFactory = {
+export const pubsubSourceFactory: SourceFactory<typeof pubsubSpec> = {
   spec: pubsubSpec,
-  create: (o) => new PubSubConnector(o as unknown as PubSubConnectorOptions),
+  create: (o) => new PubSubConnector(o),
 };
 

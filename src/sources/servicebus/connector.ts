@@ -5,24 +5,23 @@ import type {
   ServiceBusReceivedMessage,
   ServiceBusReceiver,
 } from "@azure/service-bus";
-import { ConfigError, LakeLogicError } from "../../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
+import { ConfigError } from "../../errors.js";
+import type { ReceivedRecord } from "../core/types.js";
 import {
-  LeaseKeeper,
   QueueAckError,
   QueueReceiveError,
-  SingleStream,
   decodeBody,
-  defaultWarn,
   errorText,
   mapLimit,
+  queueRecord,
   wrapJson,
   type DecodedBody,
   type Lease,
   type QueueHooks,
 } from "../core/queue.js";
+import { LeasedQueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
-import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
 type ServiceBusModule = typeof import("@azure/service-bus");
 type IdentityModule = typeof import("@azure/identity");
@@ -35,28 +34,6 @@ export type ServiceBusReceiverLike = Pick<
   ServiceBusReceiver,
   "receiveMessages" | "completeMessage" | "abandonMessage" | "deadLetterMessage" | "renewMessageLock" | "close"
 >;
-
-export interface ServiceBusConnectorOptions extends QueueHooks {
-  /** `Endpoint=sb://<ns>.servicebus.windows.net/;SharedAccessKeyName=…;SharedAccessKey=…` */
-  connectionString?: string;
-  /** Namespace (`<ns>` or `<ns>.servicebus.windows.net`), signed in with DefaultAzureCredential. */
-  namespace?: string;
-  queueName?: string;
-  topicName?: string;
-  subscriptionName?: string;
-  /** Longest wait of one receive (ms). Default 5000. */
-  maxWaitTimeMs?: number;
-  /** Messages asked for per receive call. Default 100. */
-  maxMessages?: number;
-  /** Stop renewing a message's lock after it was held this long (seconds). Default 3600. */
-  maxLockRenewalSeconds?: number;
-  /** `deadLetterReason` for poison messages. Default `LakeLogic.PoisonMessage`. */
-  deadLetterReason?: string;
-  /** Report the backlog (active messages) through the administration API; needs Manage rights. Default true. */
-  reportBacklog?: boolean;
-  /** Bring your own peek-lock receiver (code only); then no connection option is needed. */
-  receiver?: ServiceBusReceiverLike;
-}
 
 /** Plain data. `poison` carries the decision to dead-letter instead of complete, with our reason. */
 export interface ServiceBusAckToken {
@@ -79,7 +56,7 @@ export interface ServiceBusMessageMeta {
 
 export const DEFAULT_DEAD_LETTER_REASON = "LakeLogic.PoisonMessage";
 
-export const servicebusSpec: ComponentSpec = {
+export const servicebusSpec = {
   type: "servicebus",
   kind: "ack",
   summary:
@@ -112,11 +89,19 @@ export const servicebusSpec: ComponentSpec = {
     }
     return undefined;
   },
-};
+} as const satisfies ComponentSpec;
+
+/** The options of `new ServiceBusConnector(...)`: those of `servicebusSpec`, the queue hooks, and a receiver of your own. */
+export type ServiceBusConnectorOptions = OptionsInput<typeof servicebusSpec> &
+  QueueHooks & {
+    /** Bring your own peek-lock receiver (code only); then no connection option is needed. */
+    receiver?: ServiceBusReceiverLike;
+  };
 
 interface Held {
   message: ServiceBusReceivedMessage;
-  enqueuedAt: number | undefined;
+  /** The enqueued time. */
+  producedAt: number | undefined;
 }
 
 /**
@@ -128,57 +113,37 @@ interface Held {
  * flight (the SDK's own auto-renewal is off, so one mechanism does it). A lost lock at completion
  * is not an error: the message is delivered again and a merge target absorbs it.
  */
-export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, StreamConnector {
-  readonly kind = "ack" as const;
-  readonly description: string;
-  private readonly o: Omit<ServiceBusConnectorOptions, "onWarning" | "receiver"> & {
-    maxWaitTimeMs: number;
-    maxMessages: number;
-    maxLockRenewalSeconds: number;
-    deadLetterReason: string;
-    reportBacklog: boolean;
-  };
-  private readonly warn: (message: string) => void;
+export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken, Held, ServiceBusReceivedMessage> {
+  private readonly o: OptionsOf<typeof servicebusSpec>;
   private readonly ownReceiver: ServiceBusReceiverLike | undefined;
   private opened: Promise<{ receiver: ServiceBusReceiverLike; client?: ServiceBusClient; admin?: ServiceBusAdministrationClient }> | undefined;
-  private readonly held = new Map<string, Held>();
-  private readonly leases: LeaseKeeper<string, ServiceBusReceivedMessage>;
-  private lastOldestEnqueued: number | undefined;
   private backlogOff = false;
-  private readonly streaming = new SingleStream();
-  private closed = false;
 
   constructor(options: ServiceBusConnectorOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new ConfigError("ServiceBusConnector", "expected options { connectionString | namespace, queueName | topicName + subscriptionName }");
-    }
-    const { onPoison, onWarning, receiver, ...rest } = options;
-    const o = parseOptions(servicebusSpec, rest as Record<string, unknown>) as unknown as ServiceBusConnectorOptions;
+    const { options: o, hooks } = queueOptions(
+      servicebusSpec,
+      options,
+      "ServiceBusConnector",
+      "{ connectionString | namespace, queueName | topicName + subscriptionName }",
+      ["receiver"],
+    );
+    const receiver = options.receiver;
     if (!receiver && o.connectionString === undefined && o.namespace === undefined) {
       throw new ConfigError("source servicebus: connectionString", "is required (or namespace, signed in with DefaultAzureCredential)");
     }
-    this.o = {
-      ...o,
-      maxWaitTimeMs: o.maxWaitTimeMs!,
-      maxMessages: o.maxMessages!,
-      maxLockRenewalSeconds: o.maxLockRenewalSeconds!,
-      deadLetterReason: o.deadLetterReason!,
-      reportBacklog: o.reportBacklog!,
-      onPoison,
-    };
-    this.ownReceiver = receiver;
-    this.warn = onWarning ?? defaultWarn("LAKELOGIC_SERVICEBUS");
     const entity = o.queueName ?? `${o.topicName}/subscriptions/${o.subscriptionName}`;
-    this.description = `servicebus ${this.namespaceHost() ?? "<receiver>"}/${entity}`;
-    this.leases = new LeaseKeeper({
-      maxHoldMs: this.o.maxLockRenewalSeconds * 1000,
-      renew: (leases) => this.renew(leases),
-      onError: (err) => this.warn(`${this.description}: lock renewal failed: ${errorText(err)}`),
+    super({
+      description: `servicebus ${namespaceHost(o) ?? "<receiver>"}/${entity}`,
+      hooks,
+      warningCode: "LAKELOGIC_SERVICEBUS",
+      streamBatch: { max: o.maxMessages, waitMs: o.maxWaitTimeMs },
+      leases: { maxHoldMs: o.maxLockRenewalSeconds * 1000, renewFailed: "lock renewal failed" },
     });
+    this.o = o;
+    this.ownReceiver = receiver;
   }
 
-  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<ServiceBusAckToken>>> {
-    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+  protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<ServiceBusAckToken, Held>>> {
     if (signal.aborted || max <= 0) return [];
     const { receiver } = await this.open();
     let messages: ServiceBusReceivedMessage[];
@@ -192,20 +157,15 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
       throw this.receiveError(err);
     }
     const now = Date.now();
-    let oldest: number | undefined;
-    const records: Array<ReceivedRecord<ServiceBusAckToken>> = [];
+    const taken: Array<Taken<ServiceBusAckToken, Held>> = [];
     for (const m of messages) {
       if (!m.lockToken) continue; // not peek-lock: nothing to settle
-      const enqueuedAt = m.enqueuedTimeUtc?.getTime();
-      if (enqueuedAt !== undefined && (oldest === undefined || enqueuedAt < oldest)) oldest = enqueuedAt;
       const lockedUntil = m.lockedUntilUtc?.getTime();
       const leaseMs = lockedUntil !== undefined && lockedUntil > now ? lockedUntil - now : 60_000;
-      this.held.set(m.lockToken, { message: m, enqueuedAt });
       this.leases.hold(m.lockToken, m, leaseMs, lockedUntil ?? now + leaseMs);
-      records.push(this.toRecord(m));
+      taken.push({ key: m.lockToken, held: { message: m, producedAt: m.enqueuedTimeUtc?.getTime() }, record: this.toRecord(m) });
     }
-    if (oldest !== undefined) this.lastOldestEnqueued = oldest;
-    return records;
+    return taken;
   }
 
   /** Complete — or dead-letter a poison message — after the commit (I8). */
@@ -232,8 +192,7 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
           failures.push(`${t.messageId}: ${errorText(err)}`);
         }
       } finally {
-        this.held.delete(t.lockToken);
-        this.leases.release(t.lockToken);
+        this.forget(t.lockToken);
       }
     });
     if (failures.length > 0) {
@@ -247,70 +206,45 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
     const { receiver } = await this.open();
     await mapLimit(tokens, 16, async (t) => {
       const h = this.held.get(t.lockToken);
-      this.held.delete(t.lockToken);
-      this.leases.release(t.lockToken);
+      this.forget(t.lockToken);
       if (h) await receiver.abandonMessage(h.message).catch(() => undefined);
     });
   }
 
-  /** Renew the locks of these messages if less than half of a lock is left. */
-  async extend(tokens: ServiceBusAckToken[]): Promise<void> {
-    await this.leases.renewDue(tokens.map((t) => t.lockToken));
-  }
-
-  /**
-   * `oldestAgeMs` from the enqueued time of the oldest message held (or last received);
-   * `records`: active messages, from the administration API when allowed.
-   */
-  async lag(): Promise<SourceLag | undefined> {
-    const lag: SourceLag = {};
-    let oldest: number | undefined;
-    for (const h of this.held.values()) {
-      if (h.enqueuedAt !== undefined && (oldest === undefined || h.enqueuedAt < oldest)) oldest = h.enqueuedAt;
-    }
-    oldest ??= this.lastOldestEnqueued;
-    if (oldest !== undefined) lag.oldestAgeMs = Math.max(0, Date.now() - oldest);
+  /** Active messages, from the administration API when allowed. */
+  protected override async backlog(): Promise<number | undefined> {
     const { admin } = await this.open();
-    if (admin && this.o.reportBacklog && !this.backlogOff) {
-      try {
-        const props = this.o.queueName
-          ? await admin.getQueueRuntimeProperties(this.o.queueName)
-          : await admin.getSubscriptionRuntimeProperties(this.o.topicName!, this.o.subscriptionName!);
-        lag.records = props.activeMessageCount;
-      } catch (err) {
-        this.backlogOff = true;
-        this.warn(`${this.description}: backlog not reported (the administration API refused: ${errorText(err)}); set reportBacklog: false to skip it`);
-      }
+    if (!admin || !this.o.reportBacklog || this.backlogOff) return undefined;
+    try {
+      const props = this.o.queueName
+        ? await admin.getQueueRuntimeProperties(this.o.queueName)
+        : await admin.getSubscriptionRuntimeProperties(this.o.topicName!, this.o.subscriptionName!);
+      return props.activeMessageCount;
+    } catch (err) {
+      this.backlogOff = true;
+      this.warn(`${this.description}: backlog not reported (the administration API refused: ${errorText(err)}); set reportBacklog: false to skip it`);
+      return undefined;
     }
-    return lag.oldestAgeMs === undefined && lag.records === undefined ? undefined : lag;
   }
 
-  stream(): AsyncGenerator<unknown> {
-    return this.streaming.run(this, {
-      max: this.o.maxMessages,
-      waitMs: this.o.maxWaitTimeMs,
-      onPoison: this.o.onPoison,
-      warn: this.warn,
-      description: this.description,
-    });
-  }
-
-  /** Abandon what is still held; close the receiver (and the client, when the connector made it). */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.streaming.abort();
+  /** Abandon what is still held. */
+  protected async giveBack(): Promise<void> {
     const opened = await this.opened?.catch(() => undefined);
-    if (opened) {
-      const held = [...this.held.values()];
-      await mapLimit(held, 16, (h) => opened.receiver.abandonMessage(h.message).catch(() => undefined));
-    }
-    this.closed = true;
-    this.held.clear();
-    this.leases.close();
+    if (!opened) return;
+    await mapLimit([...this.held.values()], 16, (h) => opened.receiver.abandonMessage(h.message).catch(() => undefined));
+  }
+
+  /** Close the receiver (and the client), when the connector made them. */
+  protected override async disconnect(): Promise<void> {
+    const opened = await this.opened?.catch(() => undefined);
     if (opened && !this.ownReceiver) {
       await opened.receiver.close().catch(() => undefined);
       await opened.client?.close().catch(() => undefined);
     }
+  }
+
+  protected keyOf(token: ServiceBusAckToken): string {
+    return token.lockToken;
   }
 
   private toRecord(m: ServiceBusReceivedMessage): ReceivedRecord<ServiceBusAckToken> {
@@ -327,15 +261,11 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
     if (m.sessionId) meta.sessionId = m.sessionId;
     const { decoded, raw, bytes } = decodeServiceBusBody(m.body);
     const token: ServiceBusAckToken = { lockToken: m.lockToken!, messageId };
-    const produced = m.enqueuedTimeUtc ? { producedAt: m.enqueuedTimeUtc.getTime() } : {};
-    if ("error" in decoded) {
-      token.poison = decoded.error;
-      return { value: undefined, ...(raw !== undefined ? { raw } : {}), decodeError: decoded.error, position, bytes, meta: { ...meta }, ackToken: token, ...produced };
-    }
-    return { value: decoded.value, position, bytes, meta: { ...meta }, ackToken: token, ...produced };
+    if ("error" in decoded) token.poison = decoded.error;
+    return queueRecord(decoded, { raw, position, bytes, meta, ackToken: token, producedAt: m.enqueuedTimeUtc?.getTime() });
   }
 
-  private async renew(leases: Array<Lease<ServiceBusReceivedMessage>>): Promise<Array<number | undefined>> {
+  protected async renew(leases: Array<Lease<ServiceBusReceivedMessage>>): Promise<Array<number | undefined>> {
     const { receiver } = await this.open();
     return mapLimit(leases, 16, async (l) => {
       try {
@@ -351,13 +281,6 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
     });
   }
 
-  private namespaceHost(): string | undefined {
-    if (this.o.connectionString) return /Endpoint=sb:\/\/([^/;]+)/i.exec(this.o.connectionString)?.[1];
-    if (!this.o.namespace) return undefined;
-    const ns = this.o.namespace.replace(/^sb:\/\//, "").replace(/\/+$/, "");
-    return ns.includes(".") ? ns : `${ns}.servicebus.windows.net`;
-  }
-
   private open(): Promise<{ receiver: ServiceBusReceiverLike; client?: ServiceBusClient; admin?: ServiceBusAdministrationClient }> {
     this.opened ??= (async () => {
       if (this.ownReceiver) return { receiver: this.ownReceiver };
@@ -370,8 +293,8 @@ export class ServiceBusConnector implements AckSource<ServiceBusAckToken>, Strea
       } else {
         const identity = await requirePeer<IdentityModule>("@azure/identity", "The Service Bus connector with a namespace (DefaultAzureCredential)");
         const credential = new identity.DefaultAzureCredential();
-        client = new sdk.ServiceBusClient(this.namespaceHost()!, credential);
-        if (this.o.reportBacklog) admin = new sdk.ServiceBusAdministrationClient(this.namespaceHost()!, credential);
+        client = new sdk.ServiceBusClient(namespaceHost(this.o)!, credential);
+        if (this.o.reportBacklog) admin = new sdk.ServiceBusAdministrationClient(namespaceHost(this.o)!, credential);
       }
       // Lock renewal is ours (LeaseKeeper): the SDK's auto-renewal is off so only one mechanism runs.
       const options = { receiveMode: "peekLock" as const, maxAutoLockRenewalDurationInMs: 0 };
@@ -421,14 +344,22 @@ export function decodeServiceBusBody(body: unknown): { decoded: DecodedBody; raw
   return { decoded: { value: wrapJson(body) }, bytes };
 }
 
+/** The namespace's host, from the connection string or the namespace option. */
+function namespaceHost(o: { connectionString?: string; namespace?: string }): string | undefined {
+  if (o.connectionString) return /Endpoint=sb:\/\/([^/;]+)/i.exec(o.connectionString)?.[1];
+  if (!o.namespace) return undefined;
+  const ns = o.namespace.replace(/^sb:\/\//, "").replace(/\/+$/, "");
+  return ns.includes(".") ? ns : `${ns}.servicebus.windows.net`;
+}
+
 function isLockLost(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return code === "MessageLockLost" || code === "SessionLockLost" || code === "MessageNotFound";
 }
 
 /** `{ "type": "servicebus", "connectionString" | "namespace", "queueName" | "topicName" + "subscriptionName" }`. */
-export const servicebusSourceFactory: SourceFactory = {
+export const servicebusSourceFactory: SourceFactory<typeof servicebusSpec> = {
   spec: servicebusSpec,
-  create: (o) => new ServiceBusConnector(o as unknown as ServiceBusConnectorOptions),
+  create: (o) => new ServiceBusConnector(o),
 };
 

@@ -1,44 +1,22 @@
 import type { Message as SqsMessage, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
-import { ConfigError, LakeLogicError } from "../../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "../core/types.js";
+import { ConfigError } from "../../errors.js";
+import type { ReceivedRecord } from "../core/types.js";
 import {
-  LeaseKeeper,
   QueueAckError,
   QueueReceiveError,
-  SingleStream,
   chunks,
   decodeBody,
-  defaultWarn,
   errorText,
   mapLimit,
+  queueRecord,
   type Lease,
   type QueueHooks,
 } from "../core/queue.js";
+import { LeasedQueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
-import { parseOptions, requirePeer, type ComponentSpec } from "../core/spec.js";
+import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
 type SqsModule = typeof import("@aws-sdk/client-sqs");
-
-export interface SQSConnectorOptions extends QueueHooks {
-  /** The queue's URL, e.g. `https://sqs.eu-west-1.amazonaws.com/123456789012/orders` (or `…/orders.fifo`). */
-  queueUrl: string;
-  /** AWS region; default: the one in the queue URL, else the AWS default chain (AWS_REGION, profile). */
-  region?: string;
-  /** Service endpoint for SQS-compatible servers (ElasticMQ, LocalStack); default: the queue URL's host. */
-  endpoint?: string;
-  /** Messages per ReceiveMessage call, 1–10. Default 10. */
-  maxMessages?: number;
-  /** Long-poll cap in seconds, 0–20. Default 20. */
-  waitTimeSeconds?: number;
-  /** Seconds a received message stays invisible; renewed while its batch is in flight. Default 30. */
-  visibilityTimeout?: number;
-  /** ReceiveMessage calls in parallel per receive. Default 4. */
-  concurrency?: number;
-  /** The body is an SNS notification envelope: the record is its `Message`. Default false. */
-  unwrapSns?: boolean;
-  /** Stop renewing visibility after a message was held this long (seconds). Default 3600. */
-  maxExtensionSeconds?: number;
-}
 
 /** What `ack` needs: plain data, so a batch's tokens can be kept anywhere. */
 export interface SQSAckToken {
@@ -68,7 +46,7 @@ export interface SQSMessageMeta {
   sns?: { messageId?: string; topicArn?: string; subject?: string; timestamp?: string; attributes: Record<string, string> };
 }
 
-export const sqsSpec: ComponentSpec = {
+export const sqsSpec = {
   type: "sqs",
   kind: "ack",
   summary:
@@ -98,12 +76,16 @@ export const sqsSpec: ComponentSpec = {
     }
     return undefined;
   },
-};
+} as const satisfies ComponentSpec;
+
+/** The options of `new SQSConnector(...)`: those of `sqsSpec`, and the queue hooks. */
+export type SQSConnectorOptions = OptionsInput<typeof sqsSpec> & QueueHooks;
 
 interface Held {
   receiptHandle: string;
   messageId: string;
-  sentAt: number | undefined;
+  /** SentTimestamp. */
+  producedAt: number | undefined;
 }
 
 /**
@@ -115,51 +97,36 @@ interface Held {
  * their visibility timeout ends. While a batch is in flight its visibility is extended whenever
  * less than half of it is left, so a slow write does not hand the batch to another consumer.
  */
-export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
-  readonly kind = "ack" as const;
-  readonly description: string;
+export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> {
   readonly isFifo: boolean;
-  private readonly o: Required<Omit<SQSConnectorOptions, "region" | "endpoint" | "onPoison" | "onWarning">> &
-    Pick<SQSConnectorOptions, "region" | "endpoint" | "onPoison">;
-  private readonly warn: (message: string) => void;
+  private readonly o: OptionsOf<typeof sqsSpec>;
   private client: Promise<{ sdk: SqsModule; client: SQSClient }> | undefined;
-  private readonly leases: LeaseKeeper<string, Held>;
-  private lastOldestSentAt: number | undefined;
-  private readonly streaming = new SingleStream();
-  private closed = false;
 
   constructor(options: SQSConnectorOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new ConfigError("SQSConnector", "expected options { queueUrl, region?, maxMessages?, waitTimeSeconds?, visibilityTimeout? }");
-    }
-    const { onPoison, onWarning, ...rest } = options;
-    const o = parseOptions(sqsSpec, rest as Record<string, unknown>) as unknown as SQSConnectorOptions;
+    const { options: o, hooks } = queueOptions(
+      sqsSpec,
+      options,
+      "SQSConnector",
+      "{ queueUrl, region?, maxMessages?, waitTimeSeconds?, visibilityTimeout? }",
+    );
+    super({
+      description: `sqs ${o.queueUrl.replace(/\?.*$/, "")}`,
+      hooks,
+      warningCode: "LAKELOGIC_SQS",
+      streamBatch: { max: o.maxMessages * o.concurrency, waitMs: o.waitTimeSeconds * 1000 },
+      leases: { maxHoldMs: o.maxExtensionSeconds * 1000, renewFailed: "could not extend visibility" },
+    });
     this.o = {
-      queueUrl: o.queueUrl,
+      ...o,
       region: o.region ?? regionOf(o.queueUrl),
       // A queue URL on another host than AWS (ElasticMQ, LocalStack) is its own endpoint; saying
       // so spares the SDK's "QueueUrl differs from the resolved endpoint" warning on every call.
       endpoint: o.endpoint ?? (/\.amazonaws\.com(\.cn)?(:\d+)?\//.test(o.queueUrl) ? undefined : new URL(o.queueUrl).origin),
-      maxMessages: o.maxMessages!,
-      waitTimeSeconds: o.waitTimeSeconds!,
-      visibilityTimeout: o.visibilityTimeout!,
-      concurrency: o.concurrency!,
-      unwrapSns: o.unwrapSns!,
-      maxExtensionSeconds: o.maxExtensionSeconds!,
-      onPoison,
     };
-    this.warn = onWarning ?? defaultWarn("LAKELOGIC_SQS");
     this.isFifo = o.queueUrl.endsWith(".fifo");
-    this.description = `sqs ${o.queueUrl.replace(/\?.*$/, "")}`;
-    this.leases = new LeaseKeeper<string, Held>({
-      maxHoldMs: this.o.maxExtensionSeconds * 1000,
-      renew: (leases) => this.renew(leases),
-      onError: (err) => this.warn(`${this.description}: could not extend visibility: ${errorText(err)}`),
-    });
   }
 
-  async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<SQSAckToken>>> {
-    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+  protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<SQSAckToken, Held>>> {
     if (signal.aborted || max <= 0) return [];
     const { sdk, client } = await this.sdk();
     // Long polling in whole seconds: at most the caller's wait (rounded up), at most the cap.
@@ -190,20 +157,17 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
       if (signal.aborted) return [];
       throw this.receiveError(err);
     }
-    const records: Array<ReceivedRecord<SQSAckToken>> = [];
+    const taken: Array<Taken<SQSAckToken, Held>> = [];
     const leaseMs = this.o.visibilityTimeout * 1000;
-    let oldest: number | undefined;
     for (const batch of responses) {
       for (const m of batch) {
         if (!m.ReceiptHandle || !m.MessageId) continue;
-        const sentAt = numberOr(m.Attributes?.SentTimestamp);
-        this.leases.hold(m.ReceiptHandle, { receiptHandle: m.ReceiptHandle, messageId: m.MessageId, sentAt }, leaseMs);
-        if (sentAt !== undefined && (oldest === undefined || sentAt < oldest)) oldest = sentAt;
-        records.push(this.toRecord(m));
+        const held: Held = { receiptHandle: m.ReceiptHandle, messageId: m.MessageId, producedAt: numberOr(m.Attributes?.SentTimestamp) };
+        this.leases.hold(m.ReceiptHandle, held, leaseMs);
+        taken.push({ key: m.ReceiptHandle, held, record: this.toRecord(m) });
       }
     }
-    if (oldest !== undefined) this.lastOldestSentAt = oldest;
-    return records;
+    return taken;
   }
 
   /** DeleteMessageBatch — called only after the batch committed (I8). */
@@ -234,7 +198,7 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
         }
       }
     });
-    for (const t of tokens) this.leases.release(t.receiptHandle);
+    for (const t of tokens) this.forget(t.receiptHandle);
     if (failures.length > 0) {
       throw new QueueAckError(this.description, "DeleteMessageBatch", `${failures.length} messages not deleted (${failures.slice(0, 3).join("; ")})`);
     }
@@ -243,7 +207,7 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
   /** Make the messages visible again at once (visibility timeout 0). */
   async nack(tokens: SQSAckToken[]): Promise<void> {
     if (tokens.length === 0) return;
-    for (const t of tokens) this.leases.release(t.receiptHandle);
+    for (const t of tokens) this.forget(t.receiptHandle);
     const { sdk, client } = await this.sdk();
     await mapLimit(chunks(tokens, 10), 8, (chunk) =>
       client
@@ -257,55 +221,33 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
     );
   }
 
-  /** Extend the visibility of these messages if less than half of it is left. */
-  async extend(tokens: SQSAckToken[]): Promise<void> {
-    await this.leases.renewDue(tokens.map((t) => t.receiptHandle));
-  }
-
   /**
    * `records`: messages waiting in the queue (ApproximateNumberOfMessages; one GetQueueAttributes
-   * call per committed batch); `oldestAgeMs`: age of the oldest message held now (or last
-   * received), from its SentTimestamp. (ApproximateAgeOfOldestMessage itself is a CloudWatch
-   * metric, not a queue attribute.)
+   * call per committed batch); `oldestAgeMs` from the SentTimestamp of the oldest message held now
+   * (or last received). (ApproximateAgeOfOldestMessage itself is a CloudWatch metric, not a queue
+   * attribute.)
    */
-  async lag(): Promise<SourceLag | undefined> {
+  protected override async backlog(): Promise<number | undefined> {
     const { sdk, client } = await this.sdk();
     const out = await client.send(
       new sdk.GetQueueAttributesCommand({ QueueUrl: this.o.queueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
     );
-    const records = numberOr(out.Attributes?.ApproximateNumberOfMessages);
-    let oldest: number | undefined;
-    for (const l of this.leases.all()) {
-      if (l.message.sentAt !== undefined && (oldest === undefined || l.message.sentAt < oldest)) oldest = l.message.sentAt;
-    }
-    oldest ??= this.lastOldestSentAt;
-    const lag: SourceLag = {};
-    if (records !== undefined) lag.records = records;
-    if (oldest !== undefined) lag.oldestAgeMs = Math.max(0, Date.now() - oldest);
-    return lag;
+    return numberOr(out.Attributes?.ApproximateNumberOfMessages);
   }
 
-  /** Decoded message bodies until `close()` or the loop breaks; see `ackSourceStream`. */
-  stream(): AsyncGenerator<unknown> {
-    return this.streaming.run(this, {
-      max: this.o.maxMessages * this.o.concurrency,
-      waitMs: this.o.waitTimeSeconds * 1000,
-      onPoison: this.o.onPoison,
-      warn: this.warn,
-      description: this.description,
-    });
-  }
-
-  /** Give back what is still held (visibility 0) and release the client. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.streaming.abort();
-    const held = this.leases.all().map((l) => ({ receiptHandle: l.message.receiptHandle, messageId: l.message.messageId, poison: false }));
+  /** What is still held becomes visible again (visibility 0). */
+  protected async giveBack(): Promise<void> {
+    const held = [...this.held.values()].map((h) => ({ receiptHandle: h.receiptHandle, messageId: h.messageId, poison: false }));
     if (held.length > 0 && this.client) await this.nack(held).catch(() => undefined);
-    this.closed = true;
-    this.leases.close();
+  }
+
+  protected override async disconnect(): Promise<void> {
     const c = await this.client?.catch(() => undefined);
     c?.client.destroy();
+  }
+
+  protected keyOf(token: SQSAckToken): string {
+    return token.receiptHandle;
   }
 
   private toRecord(m: SqsMessage): ReceivedRecord<SQSAckToken> {
@@ -334,16 +276,12 @@ export class SQSConnector implements AckSource<SQSAckToken>, StreamConnector {
     }
     const decoded = decodeBody(payload);
     const token: SQSAckToken = { receiptHandle: m.ReceiptHandle!, messageId, poison: "error" in decoded };
-    const produced = sentAt !== undefined ? { producedAt: sentAt } : {};
-    if ("error" in decoded) {
-      return { value: undefined, raw: body, decodeError: decoded.error, position, bytes: body.length, meta: { ...meta }, ackToken: token, ...produced };
-    }
-    return { value: decoded.value, position, bytes: body.length, meta: { ...meta }, ackToken: token, ...produced };
+    return queueRecord(decoded, { raw: body, position, bytes: body.length, meta, ackToken: token, producedAt: sentAt });
   }
 
-  private async renew(leases: Array<Lease<Held>>): Promise<Array<number | undefined>> {
+  protected async renew(leases: Array<Lease<Held>>): Promise<Array<number | undefined>> {
     const { sdk, client } = await this.sdk();
-    const expiries: Array<number | undefined> = new Array(leases.length).fill(undefined);
+    const expiries: Array<number | undefined> = leases.map(() => undefined);
     const indexed = leases.map((l, i) => ({ l, i }));
     await mapLimit(chunks(indexed, 10), 8, async (chunk) => {
       const out = await client.send(
@@ -458,8 +396,8 @@ function snsEnvelope(body: string): { message: string; meta: NonNullable<SQSMess
 }
 
 /** `{ "type": "sqs", "queueUrl": "...", ... }` → SQSConnector (an ack source). */
-export const sqsSourceFactory: SourceFactory = {
+export const sqsSourceFactory: SourceFactory<typeof sqsSpec> = {
   spec: sqsSpec,
-  create: (o) => new SQSConnector(o as unknown as SQSConnectorOptions),
+  create: (o) => new SQSConnector(o),
 };
 

@@ -8,42 +8,16 @@ import {
   sleep,
   warnRetry,
   type ResolvedRetryPolicy,
-  type RetryInfo,
-  type RetryPolicy,
 } from "../core/backoff.js";
 import { checkUrl, decodeEventData } from "../core/common.js";
 import { ConnectorGaveUpError, ConnectorHttpError, SSEProtocolError, redactUrl } from "../core/errors.js";
 import { SSEParser, type SSEEvent } from "./parser.js";
-import type { ComponentSpec } from "../core/spec.js";
+import { SSE_DEFAULTS, type SSEOptions } from "./spec.js";
 
 export type { SSEEvent } from "./parser.js";
 export type { RetryInfo, RetryPolicy } from "../core/backoff.js";
 export { decodeEventData } from "../core/common.js";
-
-export interface SSEOptions {
-  /** Request headers (e.g. Authorization). `Last-Event-ID` is set by the connector. */
-  headers?: Record<string, string>;
-  /** Only these `event:` types are delivered (default: all). Others still advance the stream. */
-  eventTypes?: string[];
-  /** Reconnect policy: exponential backoff with jitter and a cap. */
-  retry?: RetryPolicy;
-  /** No bytes at all (not even a keep-alive comment) for this long means the connection is dead: reconnect. Default 60000. */
-  stallTimeoutMs?: number;
-  /** `available_now`: the stream has caught up once no event arrived for this long. Default 2000. */
-  drainIdleMs?: number;
-  /** `available_now`: end the run after this long even if events keep coming (I7). Default 300000. */
-  drainMaxMs?: number;
-  /** Remember this many recent events and skip exact replays of them (same id, type and data). 0 turns it off. Default 1000. */
-  dedupeWindow?: number;
-  /** Largest line or event in bytes; a longer one is a protocol error (I5). Default 16 MiB. */
-  maxEventBytes?: number;
-  /** Start after this event id (the iterator API; SSEOffsetSource takes it from the checkpoint). */
-  lastEventId?: string;
-  /** Called before every reconnect wait. Default: one warning line on stderr. */
-  onRetry?: (info: RetryInfo) => void;
-  /** A fetch implementation (proxies, custom agents). Default: the global fetch. */
-  fetch?: typeof globalThis.fetch;
-}
+export { sseSpec, type SSEOptions } from "./spec.js";
 
 export interface SSEStats {
   connects: number;
@@ -90,8 +64,18 @@ export interface ReadControl {
   maxMs?: number;
 }
 
-const DEFAULTS = { stallTimeoutMs: 60_000, drainIdleMs: 2000, drainMaxMs: 300_000, dedupeWindow: 1000, maxEventBytes: 16 * 1024 * 1024 };
-
+/** What one `events()` run keeps across its connections. */
+interface ReadRun {
+  /** When the run ends in any case (maxMs). */
+  endAt: number;
+  /** Consecutive failures that retrying may fix (network, 5xx, 429, stalls). */
+  failures: number;
+  /** Consecutive client-side failures (other 4xx, protocol errors). */
+  clientFailures: number;
+  connectedBefore: boolean;
+  /** Time spent connected with no event arriving (see `read`). */
+  quietMs: number;
+}
 
 const STALL = Symbol("stall");
 const IDLE = Symbol("idle");
@@ -139,10 +123,10 @@ export class SSEClient {
     this.url = checkUrl(url, ["http:", "https:"], "SSE");
     this.retry = resolveRetry(options.retry);
     this.eventTypes = options.eventTypes?.length ? new Set(options.eventTypes) : undefined;
-    this.stallTimeoutMs = positive("stallTimeoutMs", options.stallTimeoutMs ?? DEFAULTS.stallTimeoutMs);
-    this.dedupeWindow = nonNegative("dedupeWindow", options.dedupeWindow ?? DEFAULTS.dedupeWindow);
+    this.stallTimeoutMs = positive("stallTimeoutMs", options.stallTimeoutMs ?? SSE_DEFAULTS.stallTimeoutMs);
+    this.dedupeWindow = nonNegative("dedupeWindow", options.dedupeWindow ?? SSE_DEFAULTS.dedupeWindow);
     this.fetchImpl = options.fetch ?? globalThis.fetch;
-    this.parser = new SSEParser(options.lastEventId ?? "", options.maxEventBytes ?? DEFAULTS.maxEventBytes);
+    this.parser = new SSEParser(options.lastEventId ?? "", options.maxEventBytes ?? SSE_DEFAULTS.maxEventBytes);
   }
 
   /** The id sent as `Last-Event-ID` on the next connect. */
@@ -152,7 +136,7 @@ export class SSEClient {
 
   /** Position the client: the next connect sends this id (none when empty). */
   setLastEventId(id: string): void {
-    this.parser = new SSEParser(id, this.options.maxEventBytes ?? DEFAULTS.maxEventBytes);
+    this.parser = new SSEParser(id, this.options.maxEventBytes ?? SSE_DEFAULTS.maxEventBytes);
     this.recent.clear();
   }
 
@@ -166,115 +150,24 @@ export class SSEClient {
    */
   async *events(control: ReadControl): AsyncGenerator<SSEDelivered> {
     const { signal } = control;
-    const endAt = control.maxMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + control.maxMs;
-    let failures = 0;
-    let clientFailures = 0;
-    let connectedBefore = false;
-    // "Caught up" (idleMs) is time spent connected and waiting on the network with no event
-    // arriving, summed across reconnects. Time the consumer spends on a batch, or we spend
-    // reconnecting, is not the stream being quiet.
-    let quietMs = 0;
-
-    while (!signal.aborted && Date.now() < endAt) {
+    const run: ReadRun = {
+      endAt: control.maxMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + control.maxMs,
+      failures: 0,
+      clientFailures: 0,
+      connectedBefore: false,
+      quietMs: 0,
+    };
+    while (!signal.aborted && Date.now() < run.endAt) {
       const conn = new AbortController();
       const onAbort = () => conn.abort();
       signal.addEventListener("abort", onAbort, { once: true });
-      let failure: Error | undefined;
+      let failure: Error;
       try {
-        let response: Response;
-        try {
-          response = await this.fetchImpl(this.url, { headers: this.requestHeaders(), signal: conn.signal, redirect: "follow" });
-        } catch (err) {
-          if (signal.aborted) return;
-          throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: cannot connect: ${messageOf(err)}`, { cause: err });
-        }
-        if (response.status === 204) {
-          // The server's way of saying "this stream is over; do not reconnect".
-          await response.body?.cancel().catch(() => undefined);
-          return;
-        }
-        if (response.status !== 200) {
-          this.stat.httpErrors++;
-          const body = await readSnippet(response);
-          throw new ConnectorHttpError("SSE", this.url, response.status, response.statusText, {
-            body,
-            retryAfterMs: parseRetryAfter(response.headers.get("retry-after")),
-          });
-        }
-        const type = response.headers.get("content-type") ?? "";
-        if (!/^text\/event-stream\b/i.test(type)) {
-          await response.body?.cancel().catch(() => undefined);
-          throw new ConnectorHttpError("SSE", this.url, 200, "", {
-            body: `expected Content-Type text/event-stream, got ${JSON.stringify(type || "(none)")}`,
-          });
-        }
-        if (!response.body) throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: the response has no body`);
-
-        this.stat.connects++;
-        if (connectedBefore) this.stat.reconnects++;
-        connectedBefore = true;
-        this.parser.reset();
-        // The server resumes right after the id we sent: count id-less events from there.
-        this.anchorId = this.parser.lastEventId;
-        this.sinceId = 0;
-        const reader = response.body.getReader();
-        let receivedBytes = false;
-        while (true) {
-          const idleLeft = control.idleMs === undefined ? Number.POSITIVE_INFINITY : control.idleMs - quietMs;
-          const endLeft = endAt - Date.now();
-          if (idleLeft <= 0 || endLeft <= 0) return;
-          const waitMs = Math.min(this.stallTimeoutMs, idleLeft, endLeft);
-          const which = waitMs === this.stallTimeoutMs ? STALL : IDLE;
-          const read = reader.read();
-          const waitStarted = Date.now();
-          const got = await raceTimer(read, waitMs, which);
-          quietMs += Date.now() - waitStarted;
-          if (got === IDLE) {
-            read.catch(() => undefined);
-            return;
-          }
-          if (got === STALL) {
-            read.catch(() => undefined);
-            this.stat.stalls++;
-            throw new LakeLogicError(
-              "CONNECTOR_STALL",
-              `SSE ${redactUrl(this.url)}: no bytes (not even a keep-alive) for ${this.stallTimeoutMs} ms; reconnecting`,
-            );
-          }
-          if (got.done) {
-            throw new LakeLogicError("CONNECTOR_CLOSED", `SSE ${redactUrl(this.url)}: the server closed the stream; reconnecting`);
-          }
-          if (!receivedBytes && got.value.length > 0) {
-            // A connection that delivers is healthy again: start the backoff over.
-            receivedBytes = true;
-            failures = 0;
-          }
-          const events = this.parser.push(got.value);
-          // Client-side trouble (4xx, a protocol error) is forgiven only once an event got through.
-          if (events.length > 0) clientFailures = 0;
-          if (this.parser.retryMs !== undefined) this.retryBaseMs = this.parser.retryMs;
-          for (const parsed of events) {
-            this.stat.events++;
-            quietMs = 0;
-            if (parsed.hasId || parsed.lastEventId !== this.anchorId) {
-              this.anchorId = parsed.lastEventId;
-              this.sinceId = 0;
-            } else {
-              this.sinceId++;
-            }
-            const event: SSEDelivered = { ...parsed, sinceId: this.sinceId };
-            if (this.isReplay(event)) {
-              this.stat.duplicates++;
-              continue;
-            }
-            if (this.eventTypes && !this.eventTypes.has(event.type)) {
-              this.stat.filtered++;
-              continue;
-            }
-            yield event;
-            if (signal.aborted) return;
-          }
-        }
+        const body = await this.connect(conn.signal, signal, run);
+        if (!body) return;
+        // A connection ends the run by returning (caught up, time is up, aborted) or fails by throwing.
+        yield* this.read(body, control, run);
+        return;
       } catch (err) {
         if (signal.aborted) return;
         failure = err instanceof Error ? err : new Error(String(err));
@@ -282,25 +175,150 @@ export class SSEClient {
         signal.removeEventListener("abort", onAbort);
         conn.abort();
       }
-
-      if (!failure) return;
-      this.stat.lastError = failure.message;
-      const http = failure instanceof ConnectorHttpError ? failure : undefined;
-      if ((http && !http.retryable) || failure instanceof SSEProtocolError) {
-        clientFailures++;
-        // A wrong URL, wrong credentials or a broken feed will not fix themselves: surface it.
-        if (clientFailures >= this.retry.maxClientErrorAttempts) throw failure;
-      } else {
-        failures++;
-        if (failures >= this.retry.maxAttempts) throw new ConnectorGaveUpError("SSE", this.url, failures, failure.message, failure);
-      }
-      const delayMs = backoffDelay(this.retry, failures + clientFailures, {
-        baseMs: this.retryBaseMs,
-        floorMs: http?.retryAfterMs,
-      });
-      (this.options.onRetry ?? warnRetry)({ connector: "SSE", attempt: failures + clientFailures, delayMs, error: failure });
-      if (!(await sleep(Math.min(delayMs, Math.max(0, endAt - Date.now())), signal))) return;
+      if (!(await this.retryAfter(failure, run, signal))) return;
     }
+  }
+
+  /**
+   * Open the stream: its body, or undefined when there is nothing to read — the server said
+   * 204 (the stream is over), or `signal` aborted. Throws what a retry may fix.
+   */
+  private async connect(connection: AbortSignal, signal: AbortSignal, run: ReadRun): Promise<ReadableStream<Uint8Array> | undefined> {
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.url, { headers: this.requestHeaders(), signal: connection, redirect: "follow" });
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: cannot connect: ${messageOf(err)}`, { cause: err });
+    }
+    if (response.status === 204) {
+      // The server's way of saying "this stream is over; do not reconnect".
+      await response.body?.cancel().catch(() => undefined);
+      return undefined;
+    }
+    if (response.status !== 200) {
+      this.stat.httpErrors++;
+      const body = await readSnippet(response);
+      throw new ConnectorHttpError("SSE", this.url, response.status, response.statusText, {
+        body,
+        retryAfterMs: parseRetryAfter(response.headers.get("retry-after")),
+      });
+    }
+    const type = response.headers.get("content-type") ?? "";
+    if (!/^text\/event-stream\b/i.test(type)) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new ConnectorHttpError("SSE", this.url, 200, "", {
+        body: `expected Content-Type text/event-stream, got ${JSON.stringify(type || "(none)")}`,
+      });
+    }
+    if (!response.body) throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: the response has no body`);
+
+    this.stat.connects++;
+    if (run.connectedBefore) this.stat.reconnects++;
+    run.connectedBefore = true;
+    this.parser.reset();
+    // The server resumes right after the id we sent: count id-less events from there.
+    this.anchorId = this.parser.lastEventId;
+    this.sinceId = 0;
+    return response.body;
+  }
+
+  /**
+   * The events of one connection. Returns once the run is over (caught up, out of time, aborted);
+   * throws when the connection stalls or the server closes it.
+   */
+  private async *read(body: ReadableStream<Uint8Array>, control: ReadControl, run: ReadRun): AsyncGenerator<SSEDelivered> {
+    const reader = body.getReader();
+    let receivedBytes = false;
+    while (true) {
+      // "Caught up" (idleMs) is time spent connected and waiting on the network with no event
+      // arriving, summed across reconnects. Time the consumer spends on a batch, or we spend
+      // reconnecting, is not the stream being quiet.
+      const idleLeft = control.idleMs === undefined ? Number.POSITIVE_INFINITY : control.idleMs - run.quietMs;
+      const endLeft = run.endAt - Date.now();
+      if (idleLeft <= 0 || endLeft <= 0) return;
+      const waitMs = Math.min(this.stallTimeoutMs, idleLeft, endLeft);
+      const which = waitMs === this.stallTimeoutMs ? STALL : IDLE;
+      const read = reader.read();
+      const waitStarted = Date.now();
+      const got = await raceTimer(read, waitMs, which);
+      run.quietMs += Date.now() - waitStarted;
+      if (got === IDLE) {
+        read.catch(() => undefined);
+        return;
+      }
+      if (got === STALL) {
+        read.catch(() => undefined);
+        this.stat.stalls++;
+        throw new LakeLogicError(
+          "CONNECTOR_STALL",
+          `SSE ${redactUrl(this.url)}: no bytes (not even a keep-alive) for ${this.stallTimeoutMs} ms; reconnecting`,
+        );
+      }
+      if (got.done) {
+        throw new LakeLogicError("CONNECTOR_CLOSED", `SSE ${redactUrl(this.url)}: the server closed the stream; reconnecting`);
+      }
+      if (!receivedBytes && got.value.length > 0) {
+        // A connection that delivers is healthy again: start the backoff over.
+        receivedBytes = true;
+        run.failures = 0;
+      }
+      const events = this.parser.push(got.value);
+      // Client-side trouble (4xx, a protocol error) is forgiven only once an event got through.
+      if (events.length > 0) run.clientFailures = 0;
+      if (this.parser.retryMs !== undefined) this.retryBaseMs = this.parser.retryMs;
+      for (const parsed of events) {
+        run.quietMs = 0;
+        const event = this.deliverable(parsed);
+        if (!event) continue;
+        yield event;
+        if (control.signal.aborted) return;
+      }
+    }
+  }
+
+  /** A parsed event placed after the last id, or undefined when it is a replay or filtered out. */
+  private deliverable(parsed: SSEEvent): SSEDelivered | undefined {
+    this.stat.events++;
+    if (parsed.hasId || parsed.lastEventId !== this.anchorId) {
+      this.anchorId = parsed.lastEventId;
+      this.sinceId = 0;
+    } else {
+      this.sinceId++;
+    }
+    const event: SSEDelivered = { ...parsed, sinceId: this.sinceId };
+    if (this.isReplay(event)) {
+      this.stat.duplicates++;
+      return undefined;
+    }
+    if (this.eventTypes && !this.eventTypes.has(event.type)) {
+      this.stat.filtered++;
+      return undefined;
+    }
+    return event;
+  }
+
+  /**
+   * After a failed connection: wait the backoff and return true to reconnect, false when the
+   * run ended meanwhile; throw when the policy gives up.
+   */
+  private async retryAfter(failure: Error, run: ReadRun, signal: AbortSignal): Promise<boolean> {
+    this.stat.lastError = failure.message;
+    const http = failure instanceof ConnectorHttpError ? failure : undefined;
+    if ((http && !http.retryable) || failure instanceof SSEProtocolError) {
+      run.clientFailures++;
+      // A wrong URL, wrong credentials or a broken feed will not fix themselves: surface it.
+      if (run.clientFailures >= this.retry.maxClientErrorAttempts) throw failure;
+    } else {
+      run.failures++;
+      if (run.failures >= this.retry.maxAttempts) throw new ConnectorGaveUpError("SSE", this.url, run.failures, failure.message, failure);
+    }
+    const delayMs = backoffDelay(this.retry, run.failures + run.clientFailures, {
+      baseMs: this.retryBaseMs,
+      floorMs: http?.retryAfterMs,
+    });
+    (this.options.onRetry ?? warnRetry)({ connector: "SSE", attempt: run.failures + run.clientFailures, delayMs, error: failure });
+    return sleep(Math.min(delayMs, Math.max(0, run.endAt - Date.now())), signal);
   }
 
   private requestHeaders(): Record<string, string> {
@@ -378,51 +396,6 @@ export function toMessage(e: SSEEvent): SSEMessage {
   return m;
 }
 
-/** Shared by the JSON config of `sse` (and documented from it). */
-export const sseSpec: ComponentSpec = {
-  type: "sse",
-  kind: "cursor",
-  summary:
-    "Server-Sent Events over HTTP(S). The cursor is the last event id, sent as `Last-Event-ID` on every " +
-    "connect and reconnect, so a restarted stream resumes after its last committed event (when the server " +
-    "supports resuming).",
-  options: {
-    url: { type: "string", required: true, description: "Stream URL (http or https)." },
-    headers: { type: "object", description: "Request headers, e.g. `{\"Authorization\": \"Bearer …\"}`.", secret: true },
-    eventTypes: { type: "string[]", description: "Only these `event:` types become records (default: all)." },
-    retry: {
-      type: "object",
-      description:
-        "Reconnect policy: `initialDelayMs` (1000; the server's `retry:` replaces it), `maxDelayMs` (30000), " +
-        "`multiplier` (2), `jitter` (0.3), `maxAttempts` (unlimited), `maxClientErrorAttempts` (3, for 4xx other than 408/429).",
-    },
-    stallTimeoutMs: { type: "integer", min: 1, default: DEFAULTS.stallTimeoutMs, description: "No bytes (not even a keep-alive) for this long: reconnect." },
-    drainIdleMs: {
-      type: "integer",
-      min: 1,
-      default: DEFAULTS.drainIdleMs,
-      description: "`available_now`: caught up once no event arrived for this long while connected; the run then ends.",
-    },
-    drainMaxMs: { type: "integer", min: 1, default: DEFAULTS.drainMaxMs, description: "`available_now`: end the run after this long even if events keep coming." },
-    dedupeWindow: {
-      type: "integer",
-      min: 0,
-      default: DEFAULTS.dedupeWindow,
-      description: "Skip exact replays (same id, type and data) of the last N events, as servers send after a reconnect. 0 = off.",
-    },
-    maxEventBytes: { type: "integer", min: 1024, default: DEFAULTS.maxEventBytes, description: "Longest line or event; longer is a protocol error." },
-  },
-  check(o) {
-    try {
-      resolveRetry(o.retry as RetryPolicy | undefined);
-    } catch (err) {
-      return { option: "retry", message: (err as Error).message };
-    }
-    return undefined;
-  },
-};
-
-
 function positive(option: string, n: number): number {
   if (!Number.isFinite(n) || n <= 0) throw new ConfigError(option, `expected a number > 0; got ${JSON.stringify(n)}`);
   return n;
@@ -453,7 +426,7 @@ async function raceTimer<T, S extends symbol>(p: Promise<T>, ms: number, tag: S)
 /** The start of an error body, for the message; never waits long or reads much. */
 async function readSnippet(response: Response): Promise<string | undefined> {
   if (!response.body) return undefined;
-  const reader = response.body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let n = 0;
   try {

@@ -1,7 +1,8 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
-import { SSEClient, decodeEventData, sseSpec, type SSEOptions, type SSEStats } from "./client.js";
+import { SSEClient, decodeEventData, type SSEStats } from "./client.js";
+import { sseSpec, type SSEOptions } from "./spec.js";
 import { LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 
@@ -55,8 +56,8 @@ export class SSEOffsetSource implements CursorSource {
     const events = this.client.events({
       // close() must end a read that is parked on the network (the sink may stop with one pending).
       signal: AbortSignal.any([options.signal, this.closer.signal]),
-      idleMs: drain ? this.options.drainIdleMs ?? (sseSpec.options.drainIdleMs?.default as number) : undefined,
-      maxMs: drain ? this.options.drainMaxMs ?? (sseSpec.options.drainMaxMs?.default as number) : undefined,
+      idleMs: drain ? this.options.drainIdleMs ?? sseSpec.options.drainIdleMs.default : undefined,
+      maxMs: drain ? this.options.drainMaxMs ?? sseSpec.options.drainMaxMs.default : undefined,
     });
     for await (const e of events) {
       const meta = { event: e.type, id: e.lastEventId, hasId: e.hasId };
@@ -85,10 +86,11 @@ export class SSEOffsetSource implements CursorSource {
 }
 
 /** `{ "type": "sse", "url": "...", ... }` */
-export const sseSourceFactory: SourceFactory = {
+export const sseSourceFactory: SourceFactory<typeof sseSpec> = {
   spec: sseSpec,
   create(o) {
-    const { url, ...rest } = o as unknown as { url: string } & SSEOffsetSourceOptions;
-    return new SSEOffsetSource(url, rest);
+    const { url, headers, ...rest } = o;
+    // A JSON `headers` object goes to fetch as it is, which sends each value as text.
+    return new SSEOffsetSource(url, { ...rest, headers: headers as Record<string, string> | undefined });
   },
 };

@@ -1,6 +1,7 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
+import { sleep } from "../../util/wait.js";
 
 /** A watermark or tie-breaker value. PostgreSQL's `pg` returns bigint as string, timestamps as Date. */
 export type WatermarkValue = number | bigint | string | Date;
@@ -214,7 +215,7 @@ export class WatermarkChunkSource implements CursorSource {
         if (rows.length > start) {
           idleMs = this.backoff.initial;
         } else {
-          if ((await sleep(idleMs, signal)) === aborted) return;
+          if (!(await sleep(idleMs, signal))) return;
           idleMs = Math.min(idleMs * 2, this.backoff.max);
         }
       }
@@ -473,17 +474,3 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typ
   });
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void | typeof aborted> {
-  if (signal.aborted) return Promise.resolve(aborted);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(aborted);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}

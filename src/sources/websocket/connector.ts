@@ -8,49 +8,13 @@ import {
   resolveRetry,
   warnRetry,
   type ResolvedRetryPolicy,
-  type RetryInfo,
-  type RetryPolicy,
 } from "../core/backoff.js";
 import { BufferOverflowError, ConnectorGaveUpError, ConnectorHttpError, redactUrl } from "../core/errors.js";
-import { requirePeer, type ComponentSpec } from "../core/spec.js";
+import { requirePeer } from "../core/spec.js";
 import { checkUrl, decodeEventData } from "../core/common.js";
+import { OVERFLOW_POLICIES, WS_DEFAULTS, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 
-/**
- * What happens when the receive buffer is full (I5):
- * - `block` — stop reading the socket until the consumer has taken half the buffer; the server
- *   sees TCP backpressure (some servers then disconnect slow clients; we reconnect and resubscribe).
- * - `drop-oldest` — discard the oldest buffered message, counted in `stats().dropped`.
- * - `fail` — end the stream with BufferOverflowError.
- */
-export type OverflowPolicy = "block" | "drop-oldest" | "fail";
-export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ["block", "drop-oldest", "fail"];
-
-export interface WebSocketOptions {
-  /** Sent after every (re)connect: a string as is, anything else as JSON. */
-  subscribeMessage?: unknown;
-  /** Several subscribe messages, sent in order after `subscribeMessage`. */
-  subscribeMessages?: unknown[];
-  /** Handshake headers (e.g. Authorization). */
-  headers?: Record<string, string>;
-  /** WebSocket sub-protocols. */
-  protocols?: string[];
-  /** Ping this often; no pong (and no message) by the next ping means the link is dead: reconnect. 0 = off. Default 30000. */
-  pingIntervalMs?: number;
-  /** Most messages held between the socket and the consumer. Default 10000. */
-  maxBuffered?: number;
-  /** Most bytes held between the socket and the consumer. Default 64 MiB. */
-  maxBufferedBytes?: number;
-  /** See OverflowPolicy. Default `block`. */
-  overflow?: OverflowPolicy;
-  /** Largest single message accepted (bigger ones close the connection with 1009). Default 16 MiB. */
-  maxMessageBytes?: number;
-  /** Reconnect policy: exponential backoff with jitter and a cap. */
-  retry?: RetryPolicy;
-  /** Opening handshake time limit. Default 10000. */
-  handshakeTimeoutMs?: number;
-  /** Called before every reconnect wait. Default: one warning line on stderr. */
-  onRetry?: (info: RetryInfo) => void;
-}
+export { OVERFLOW_POLICIES, websocketSpec, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 
 export interface WebSocketMessage {
   /** Text, or the bytes of a binary message that is not UTF-8 text. */
@@ -79,15 +43,6 @@ export interface WebSocketStats {
 
 export const WS_END = Symbol("end");
 export const WS_IDLE = Symbol("idle");
-
-const DEFAULTS = {
-  pingIntervalMs: 30_000,
-  maxBuffered: 10_000,
-  maxBufferedBytes: 64 * 1024 * 1024,
-  overflow: "block" as OverflowPolicy,
-  maxMessageBytes: 16 * 1024 * 1024,
-  handshakeTimeoutMs: 10_000,
-};
 
 type WsModule = { WebSocket: new (url: string, protocols: string[] | undefined, options: ClientOptions) => WsSocket };
 
@@ -133,10 +88,10 @@ export class WebSocketConnector implements StreamConnector {
   ) {
     this.url = checkUrl(url, ["ws:", "wss:", "http:", "https:"], "WebSocket");
     this.retry = resolveRetry(options.retry);
-    this.maxBuffered = atLeast("maxBuffered", options.maxBuffered ?? DEFAULTS.maxBuffered, 1);
-    this.maxBufferedBytes = atLeast("maxBufferedBytes", options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes, 1);
-    this.pingIntervalMs = atLeast("pingIntervalMs", options.pingIntervalMs ?? DEFAULTS.pingIntervalMs, 0);
-    this.overflow = options.overflow ?? DEFAULTS.overflow;
+    this.maxBuffered = atLeast("maxBuffered", options.maxBuffered ?? WS_DEFAULTS.maxBuffered, 1);
+    this.maxBufferedBytes = atLeast("maxBufferedBytes", options.maxBufferedBytes ?? WS_DEFAULTS.maxBufferedBytes, 1);
+    this.pingIntervalMs = atLeast("pingIntervalMs", options.pingIntervalMs ?? WS_DEFAULTS.pingIntervalMs, 0);
+    this.overflow = options.overflow ?? WS_DEFAULTS.overflow;
     if (!OVERFLOW_POLICIES.includes(this.overflow)) {
       throw new ConfigError("overflow", `expected one of ${OVERFLOW_POLICIES.join(", ")}; got ${JSON.stringify(this.overflow)}`);
     }
@@ -234,8 +189,8 @@ export class WebSocketConnector implements StreamConnector {
     if (this.closed) return;
     const ws = new mod.WebSocket(this.url, this.options.protocols, {
       headers: this.options.headers,
-      handshakeTimeout: this.options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs,
-      maxPayload: this.options.maxMessageBytes ?? DEFAULTS.maxMessageBytes,
+      handshakeTimeout: this.options.handshakeTimeoutMs ?? WS_DEFAULTS.handshakeTimeoutMs,
+      maxPayload: this.options.maxMessageBytes ?? WS_DEFAULTS.maxMessageBytes,
     });
     this.ws = ws;
     const connection = ++this.connection;
@@ -403,55 +358,3 @@ function atLeast(option: string, n: number, min: number): number {
   if (!Number.isInteger(n) || n < min) throw new ConfigError(option, `expected a whole number >= ${min}; got ${JSON.stringify(n)}`);
   return n;
 }
-
-
-export const websocketSpec: ComponentSpec = {
-  type: "websocket",
-  kind: "push",
-  peerDependency: "ws",
-  summary:
-    "WebSocket feed. No cursor: a crash loses the messages buffered or in the uncommitted batch, and messages " +
-    "sent while no run is connected are never seen (at-most-once for that window). Run it `continuous`; " +
-    "lint STREAM-004 warns about `available_now`.",
-  options: {
-    url: { type: "string", required: true, description: "ws:// or wss:// URL." },
-    subscribeMessage: { type: "any", description: "Sent after every (re)connect: a string as is, anything else as JSON." },
-    subscribeMessages: { type: "any", description: "A list of subscribe messages, sent in order after `subscribeMessage`." },
-    headers: { type: "object", description: "Handshake headers, e.g. Authorization.", secret: true },
-    protocols: { type: "string[]", description: "WebSocket sub-protocols." },
-    pingIntervalMs: { type: "integer", min: 0, default: DEFAULTS.pingIntervalMs, description: "Ping period; no pong or message by the next ping: reconnect. 0 = off." },
-    maxBuffered: { type: "integer", min: 1, default: DEFAULTS.maxBuffered, description: "Most messages held between socket and batch." },
-    maxBufferedBytes: { type: "integer", min: 1, default: DEFAULTS.maxBufferedBytes, description: "Most bytes held between socket and batch." },
-    overflow: {
-      type: "string",
-      enum: OVERFLOW_POLICIES,
-      default: DEFAULTS.overflow,
-      description: "Full buffer: `block` pauses reading (TCP backpressure), `drop-oldest` discards and counts, `fail` ends the run.",
-    },
-    maxMessageBytes: { type: "integer", min: 1, default: DEFAULTS.maxMessageBytes, description: "Largest single message." },
-    retry: {
-      type: "object",
-      description:
-        "Reconnect policy: `initialDelayMs` (1000), `maxDelayMs` (30000), `multiplier` (2), `jitter` (0.3), " +
-        "`maxAttempts` (unlimited), `maxClientErrorAttempts` (3, for handshake 4xx other than 408/429).",
-    },
-    handshakeTimeoutMs: { type: "integer", min: 1, default: DEFAULTS.handshakeTimeoutMs, description: "Opening handshake time limit." },
-    drainIdleMs: {
-      type: "integer",
-      min: 1,
-      default: 2000,
-      description: "`available_now` only (not recommended, see STREAM-004): end the run once no message arrived for this long.",
-    },
-  },
-  check(o) {
-    try {
-      resolveRetry(o.retry as RetryPolicy | undefined);
-    } catch (err) {
-      return { option: "retry", message: (err as Error).message };
-    }
-    if (o.subscribeMessages !== undefined && !Array.isArray(o.subscribeMessages)) {
-      return { option: "subscribeMessages", message: `expected a list; got ${JSON.stringify(o.subscribeMessages)}` };
-    }
-    return undefined;
-  },
-};

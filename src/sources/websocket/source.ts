@@ -2,13 +2,13 @@ import type { Cursor } from "../../checkpoint/types.js";
 import { decodeEventData } from "../core/common.js";
 import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
-import { WS_END, WS_IDLE, WebSocketConnector, websocketSpec, type WebSocketOptions, type WebSocketStats } from "./connector.js";
+import { WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./connector.js";
+import { websocketSpec, type WebSocketOptions } from "./spec.js";
+import type { OptionsInput } from "../core/spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 
-export interface WebSocketSourceOptions extends WebSocketOptions {
-  /** `available_now` only: the run ends once no message arrived for this long. Default 2000. */
-  drainIdleMs?: number;
-}
+/** The options of WebSocketSource (the URL apart): WebSocketOptions and `drainIdleMs`. */
+export type WebSocketSourceOptions = WebSocketOptions & Pick<OptionsInput<typeof websocketSpec>, "drainIdleMs">;
 
 /**
  * A WebSocket feed as a StreamSink source. It has no cursor (always `null`), so it never refuses
@@ -41,7 +41,7 @@ export class WebSocketSource implements CursorSource {
   }
 
   async *read(options: ReadOptions): AsyncIterable<SourceRecord> {
-    const idleMs = options.mode === "available_now" ? this.options.drainIdleMs ?? (websocketSpec.options.drainIdleMs?.default as number) : undefined;
+    const idleMs = options.mode === "available_now" ? this.options.drainIdleMs ?? websocketSpec.options.drainIdleMs.default : undefined;
     while (true) {
       const m = await this.connector.take(idleMs, options.signal);
       if (m === WS_END || m === WS_IDLE) return;
@@ -65,10 +65,16 @@ export class WebSocketSource implements CursorSource {
 }
 
 /** `{ "type": "websocket", "url": "wss://...", "subscribeMessage": {...} }` */
-export const websocketSourceFactory: SourceFactory = {
+export const websocketSourceFactory: SourceFactory<typeof websocketSpec> = {
   spec: websocketSpec,
   create(o) {
-    const { url, ...rest } = o as unknown as { url: string } & WebSocketSourceOptions;
-    return new WebSocketSource(url, rest);
+    const { url, headers, subscribeMessages, ...rest } = o;
+    return new WebSocketSource(url, {
+      ...rest,
+      // A JSON `headers` object goes to the handshake as it is, which sends each value as text.
+      headers: headers as Record<string, string> | undefined,
+      // websocketSpec.check accepts only a list here.
+      subscribeMessages: Array.isArray(subscribeMessages) ? subscribeMessages : undefined,
+    });
   },
 };
