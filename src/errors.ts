@@ -8,11 +8,11 @@ export class LakeLogicError extends Error {
   readonly code: string;
   /** Whether trying the same thing again may succeed (a network blip, a busy lock) or cannot (a bad contract). */
   readonly retriable: boolean;
-  constructor(code: string, message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+  constructor(code: string, message: string, options: { cause?: unknown; retriable: boolean }) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.retriable = options.retriable ?? true;
+    this.retriable = options.retriable;
   }
 }
 

@@ -19,7 +19,7 @@ export function connectionOf(values: { address?: string; namespace?: string; "ta
   return { address: values.address, namespace: values.namespace, taskQueue: values["task-queue"] };
 }
 
-/** Flags that describe a stream, for `start` and `schedule create`. */
+/** Flags that describe a stream, for `run`, `start` and `schedule create`. */
 export const STREAM_FLAGS = {
   source: { type: "string", short: "s" },
   mode: { type: "string", short: "m" },

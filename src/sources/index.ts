@@ -7,11 +7,21 @@ export { IterableSource, NotReplayableError, connectorSource } from "./iterable/
 export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-source.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
 export { FileSource, type FileCursor, type FileSourceOptions } from "./file/file-source.js";
-export { KafkaOffsetSource, KafkaCursorError, KafkaConsumerError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/offset-source.js";
+export {
+  ConnectorClosedError,
+  ConnectorNetworkError,
+  ConnectorStallError,
+  CursorBeyondEndError,
+  CursorMismatchError,
+  ListenError,
+  SourceBusyError,
+  SourceClosedError,
+  SourceNotStartedError,
+} from "./core/errors.js";
+export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/offset-source.js";
 export {
   WatermarkChunkSource,
   WatermarkOrderError,
-  SourceBusyError,
   type WatermarkValue,
   type WatermarkPosition,
   type FetchChunk,

@@ -5,6 +5,7 @@ import { ConfigError } from "../../errors.js";
 import { PIPELINE_DEFAULTS } from "../../pipeline/options.js";
 import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
+import { STREAM_FLAGS } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic run CONTRACT [options]
@@ -86,14 +87,7 @@ export const runCommand: CliCommand = {
   usage,
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, {
-      source: { type: "string", short: "s" },
-      mode: { type: "string", short: "m" },
-      engine: { type: "string" },
-      checkpoint: { type: "string" },
-      "checkpoint-key": { type: "string" },
-      "target-path": { type: "string" },
-      "batch-size": { type: "string" },
-      "max-wait-ms": { type: "string" },
+      ...STREAM_FLAGS,
       "max-batches": { type: "string" },
       help: { type: "boolean", short: "h" },
     });

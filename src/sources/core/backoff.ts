@@ -43,7 +43,7 @@ export function resolveRetry(policy: RetryPolicy | undefined, option = "retry"):
     throw new ConfigError(option, `expected an object like {"initialDelayMs": 1000, "maxDelayMs": 30000}; got ${JSON.stringify(policy)}`);
   }
   const out: ResolvedRetryPolicy = { ...DEFAULT_RETRY };
-  for (const [rawKey, raw] of Object.entries(policy)) {
+  for (const [rawKey, raw] of Object.entries(policy as Record<string, unknown>)) {
     const key = rawKey.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof RetryPolicy;
     if (!RETRY_KEYS.includes(key)) {
       throw new ConfigError(`${option}.${rawKey}`, `unknown option; known: ${RETRY_KEYS.join(", ")}`);

@@ -28,8 +28,6 @@ function hintFor(status: number): string {
 export class ConnectorHttpError extends LakeLogicError {
   readonly status: number;
   readonly url: string;
-  /** Worth retrying: 408, 429 and 5xx. Other 4xx are retried only a few times. */
-  readonly retryable: boolean;
   /** Seconds the server asked us to wait (Retry-After), if it said. */
   readonly retryAfterMs: number | undefined;
 
@@ -46,10 +44,11 @@ export class ConnectorHttpError extends LakeLogicError {
       "CONNECTOR_HTTP",
       `${connector} ${shown}: HTTP ${status}${statusText ? ` ${statusText}` : ""} — ${hintFor(status)}` +
         (body ? ` (server said: ${JSON.stringify(body)})` : ""),
+      // Worth retrying: 408, 429 and 5xx. Other 4xx are retried only a few times.
+      { retriable: isRetryableStatus(status) },
     );
     this.status = status;
     this.url = shown;
-    this.retryable = isRetryableStatus(status);
     this.retryAfterMs = options.retryAfterMs;
   }
 }
@@ -65,7 +64,8 @@ export class ConnectorGaveUpError extends LakeLogicError {
     super(
       "CONNECTOR_GAVE_UP",
       `${connector} ${redactUrl(url)}: gave up after ${attempts} failed connection attempt${attempts === 1 ? "" : "s"}: ${reason}`,
-      { cause },
+      // The connector's own retry policy is spent: retrying at once would only repeat it.
+      { cause, retriable: false },
     );
     this.attempts = attempts;
   }
@@ -79,6 +79,7 @@ export class BufferOverflowError extends LakeLogicError {
       `${connector}: the receive buffer is full (${limit}) and overflow is "fail". The consumer is slower ` +
         `than the feed: raise maxBuffered, make batches faster, or choose overflow "block" (pause reading) ` +
         `or "drop-oldest" (lose the oldest buffered messages, counted in stats().dropped).`,
+      { retriable: true },
     );
   }
 }
@@ -86,6 +87,69 @@ export class BufferOverflowError extends LakeLogicError {
 /** The byte stream broke the SSE protocol in a way that cannot be skipped (an endless line). */
 export class SSEProtocolError extends LakeLogicError {
   constructor(message: string) {
-    super("SSE_PROTOCOL", message);
+    super("SSE_PROTOCOL", message, { retriable: true });
+  }
+}
+
+/** A connection failed at the network level (refused, reset, DNS); the connector reconnects. */
+export class ConnectorNetworkError extends LakeLogicError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("CONNECTOR_NETWORK", message, { ...options, retriable: true });
+  }
+}
+
+/** A connection went silent past its stall timeout; the connector reconnects. */
+export class ConnectorStallError extends LakeLogicError {
+  constructor(message: string) {
+    super("CONNECTOR_STALL", message, { retriable: true });
+  }
+}
+
+/** The server closed a stream that should go on; the connector reconnects. */
+export class ConnectorClosedError extends LakeLogicError {
+  constructor(message: string) {
+    super("CONNECTOR_CLOSED", message, { retriable: true });
+  }
+}
+
+/** The stored cursor was written by another kind of source (or another topic): this key is not this source's. */
+export class CursorMismatchError extends LakeLogicError {
+  constructor(message: string) {
+    super("CURSOR_MISMATCH", message, { retriable: false });
+  }
+}
+
+/** The stored cursor lies beyond what the source holds (truncated, replaced, recreated): resuming could skip or repeat data. */
+export class CursorBeyondEndError extends LakeLogicError {
+  constructor(message: string) {
+    super("CURSOR_BEYOND_END", message, { retriable: false });
+  }
+}
+
+/** A source was used twice at once (a second read or a seek during a read): a bug in the caller. */
+export class SourceBusyError extends LakeLogicError {
+  constructor(message: string) {
+    super("SOURCE_BUSY", message, { retriable: false });
+  }
+}
+
+/** A source was used after close(); a new one can be made. */
+export class SourceClosedError extends LakeLogicError {
+  constructor(description: string) {
+    super("CLOSED", `${description}: closed`, { retriable: true });
+  }
+}
+
+/** A push endpoint was asked for its address before it listened: a bug in the caller. */
+export class SourceNotStartedError extends LakeLogicError {
+  constructor(description: string) {
+    super("NOT_STARTED", `${description}: not listening yet; call start() first`, { retriable: false });
+  }
+}
+
+/** A push endpoint could not listen (e.g. the port is taken); it may be free later. */
+export class ListenError extends LakeLogicError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("LISTEN_FAILED", message, { ...options, retriable: true });
   }
 }

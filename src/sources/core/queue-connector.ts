@@ -4,11 +4,12 @@
  * close(). A connector extends QueueConnector (or LeasedQueueConnector, when it keeps the leases
  * itself) and implements only its SDK calls.
  */
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
 import { waitUntil } from "../../util/wait.js";
 import { LeaseKeeper, SingleStream, defaultWarn, errorText, type Lease, type QueueHooks } from "./queue.js";
 import { parseOptions, type ComponentSpec, type OptionsOf } from "./spec.js";
 import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "./types.js";
+import { SourceClosedError } from "./errors.js";
 
 /**
  * A queue connector's options as given in code: the hooks apart, every other option checked
@@ -72,7 +73,7 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
   }
 
   async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<Token>>> {
-    if (this.closed) throw new LakeLogicError("CLOSED", `${this.description}: closed`);
+    if (this.closed) throw new SourceClosedError(this.description);
     const taken = await this.take(max, waitMs, signal);
     let oldest: number | undefined;
     for (const t of taken) {

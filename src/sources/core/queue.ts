@@ -1,13 +1,13 @@
 /**
- * What the queue connectors (SQS, Pub/Sub, Service Bus, Event Grid pull) share: decoding a
- * message body, keeping leases alive while a batch is in flight, and the iterator API on top
+ * What the queue connectors (SQS, Pub/Sub, Service Bus, Event Grid pull) share: records from
+ * decoded message bodies (./decode.ts), keeping leases alive while a batch is in flight, and the iterator API on top
  * of an ack source. Each connector is one class in its own file; this file has no SDK in it.
  */
-import { isUtf8 } from "node:buffer";
 import { ConfigError, LakeLogicError } from "../../errors.js";
+import type { DecodedBody } from "./decode.js";
 import type { AckSource, ReceivedRecord, SourceRecord } from "./types.js";
 
-export type DecodedBody = { value: unknown } | { error: string };
+export { decodeBody, wrapJson, type DecodedBody } from "./decode.js";
 
 /** Callbacks every queue connector takes. */
 export interface QueueHooks {
@@ -15,35 +15,6 @@ export interface QueueHooks {
   onPoison?: (record: SourceRecord) => void;
   /** Non-fatal problems (a lost lease, a failed renewal). Default: process.emitWarning. */
   onWarning?: (message: string) => void;
-}
-
-/**
- * A message body as a record: UTF-8 JSON, strictly. A JSON object is the record; any other JSON
- * value arrives as `{ data }` (it reaches validation and is usually quarantined by the contract,
- * like every other connector does it). Text that is not JSON, or bytes that are not UTF-8, are a
- * decode error: a poison message, quarantined with its raw payload (I6).
- */
-export function decodeBody(body: string | Uint8Array | undefined | null): DecodedBody {
-  if (body === undefined || body === null) return { error: "message has no body" };
-  let text: string;
-  if (typeof body === "string") {
-    text = body;
-  } else {
-    if (!isUtf8(body)) return { error: "body is not valid UTF-8" };
-    text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
-  }
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (err) {
-    return { error: `body is not JSON: ${(err as Error).message}` };
-  }
-  return { value: wrapJson(v) };
-}
-
-/** A parsed JSON value as a record: objects as they are, anything else as `{ data }`. */
-export function wrapJson(v: unknown): unknown {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v : { data: v };
 }
 
 /** What a queue record holds besides its decoded body. */
@@ -80,7 +51,7 @@ export class QueueAckError extends LakeLogicError {
       "QUEUE_ACK_FAILED",
       `${connector}: ${operation} failed after the batch was committed: ${detail}. The rows are safe; the ` +
         `messages will be delivered again and merged without duplicates (append targets would duplicate them)`,
-      options,
+      { ...options, retriable: true },
     );
   }
 }
@@ -88,7 +59,7 @@ export class QueueAckError extends LakeLogicError {
 /** The queue service refused or failed a receive. */
 export class QueueReceiveError extends LakeLogicError {
   constructor(connector: string, detail: string, options?: { cause?: unknown }) {
-    super("QUEUE_RECEIVE_FAILED", `${connector}: receive failed: ${detail}`, options);
+    super("QUEUE_RECEIVE_FAILED", `${connector}: receive failed: ${detail}`, { ...options, retriable: true });
   }
 }
 

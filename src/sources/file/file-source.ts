@@ -1,10 +1,11 @@
 import { isAscii } from "node:buffer";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Cursor } from "../../checkpoint/types.js";
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
 import type { BufferedRecordIterator, CursorSource, ReadOptions, SourceLag, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
 import { fileSpec, type FileSourceOptions } from "./spec.js";
+import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
 
 export type { FileSourceOptions } from "./spec.js";
 
@@ -51,16 +52,14 @@ export class FileSource implements CursorSource {
     }
     const c = cursor as Partial<FileCursor>;
     if (typeof c.offset !== "number" || typeof c.line !== "number") {
-      throw new LakeLogicError(
-        "CURSOR_MISMATCH",
+      throw new CursorMismatchError(
         `${this.description}: the stored cursor ${JSON.stringify(cursor)} is not a file cursor {offset, line}; ` +
           `this checkpoint key belongs to another kind of source.`,
       );
     }
     const size = (await stat(this.path)).size;
     if (c.offset > size) {
-      throw new LakeLogicError(
-        "CURSOR_BEYOND_END",
+      throw new CursorBeyondEndError(
         `${this.description}: the checkpoint is at byte ${c.offset} but the file has only ${size} bytes. ` +
           `It was truncated or replaced; resuming could skip or repeat data. Start over with a new checkpointKey.`,
       );

@@ -1,6 +1,7 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord, StreamConnector } from "../core/types.js";
+import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
 
 /** The cursor of an iterable: how many items were consumed, and whether it was read to the end. */
 export interface IterableCursor {
@@ -31,6 +32,7 @@ export class NotReplayableError extends LakeLogicError {
         `could silently drop data, so LakeLogic refuses. If the iterable yields the same items in the ` +
         `same order every time, wrap it as IterableSource(items, { replayable: true }); otherwise use a ` +
         `source with a native cursor, or start over with a new checkpointKey.`,
+      { retriable: false },
     );
   }
 }
@@ -102,8 +104,7 @@ export class IterableSource implements CursorSource {
       yield { value, position: this.offset - 1 };
     }
     if (toSkip > 0) {
-      throw new LakeLogicError(
-        "REPLAY_MISMATCH",
+      throw new CursorBeyondEndError(
         `${this.description}: the checkpoint says ${this.skip} records were committed, but the iterable ` +
           `now has only ${this.skip - toSkip}. It is not replaying the same items.`,
       );
@@ -118,8 +119,7 @@ function parseCursor(cursor: Cursor | undefined, description: string): IterableC
   if (typeof c === "object" && typeof c.offset === "number" && typeof c.exhausted === "boolean") {
     return { offset: c.offset, exhausted: c.exhausted };
   }
-  throw new LakeLogicError(
-    "CURSOR_MISMATCH",
+  throw new CursorMismatchError(
     `${description}: the stored cursor ${JSON.stringify(cursor)} was not written by an iterable source; ` +
       `this checkpoint key belongs to another kind of source.`,
   );

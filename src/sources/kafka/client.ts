@@ -1,10 +1,11 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Admin, Consumer, Kafka } from "kafkajs";
-import { LakeLogicError, MissingDependencyError } from "../../errors.js";
+import { MissingDependencyError } from "../../errors.js";
 import { sleep } from "../../util/wait.js";
 import { requirePeer } from "../core/spec.js";
 import { messageOf } from "./errors.js";
 import type { KafkaLogLevel, ResolvedKafkaOptions } from "./options.js";
+import { KafkaConnectError, KafkaTopicError } from "./errors.js";
 
 type KafkaModule = typeof import("kafkajs");
 
@@ -42,7 +43,7 @@ export class KafkaClients {
     this.adminConnected ??= connect().catch((err) => {
       this.adminConnected = undefined;
       if (err instanceof MissingDependencyError) throw err;
-      throw new LakeLogicError("KAFKA_CONNECT", `${this.description}: cannot reach brokers ${this.options.brokers.join(",")}: ${messageOf(err)}`, {
+      throw new KafkaConnectError(`${this.description}: cannot reach brokers ${this.options.brokers.join(",")}: ${messageOf(err)}`, {
         cause: err,
       });
     });
@@ -73,8 +74,7 @@ export class KafkaClients {
     try {
       offsets = await retrying(() => admin.fetchTopicOffsets(this.topic));
     } catch (err) {
-      throw new LakeLogicError(
-        "KAFKA_TOPIC",
+      throw new KafkaTopicError(
         `${this.description}: cannot read the offsets of topic "${this.topic}" (${messageOf(err)}). Check that it exists and that this client may describe it.`,
         { cause: err },
       );

@@ -1,5 +1,5 @@
 import type { Cursor } from "../../checkpoint/types.js";
-import { KafkaCursorError } from "./errors.js";
+import { CursorMismatchError } from "../core/errors.js";
 
 /**
  * The Kafka cursor: `{ "<topic>:<partition>": nextOffset }` — the offset of the next record to
@@ -26,9 +26,8 @@ export function decodeCursor(cursor: Cursor | undefined, topic: string, descript
   return out;
 }
 
-function mismatch(cursor: unknown, topic: string, description: string, what: string): KafkaCursorError {
-  return new KafkaCursorError(
-    "CURSOR_MISMATCH",
+function mismatch(cursor: unknown, topic: string, description: string, what: string): CursorMismatchError {
+  return new CursorMismatchError(
     `${description}: the ${what} ${JSON.stringify(cursor)} is not a Kafka cursor of topic "${topic}" ` +
       `({"${topic}:<partition>": nextOffset}); this checkpoint key belongs to another source or topic.`,
   );

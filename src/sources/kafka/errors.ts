@@ -1,16 +1,23 @@
 import { LakeLogicError } from "../../errors.js";
 
-/** A stored cursor does not belong to this topic, or cannot be right for it. */
-export class KafkaCursorError extends LakeLogicError {
-  constructor(code: "CURSOR_MISMATCH" | "CURSOR_BEYOND_END", message: string) {
-    super(code, message);
+/** The brokers cannot be reached, or the group's consumer cannot start; worth retrying. */
+export class KafkaConnectError extends LakeLogicError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("KAFKA_CONNECT", message, { ...options, retriable: true });
+  }
+}
+
+/** The topic's offsets cannot be read (it does not exist, or this client may not describe it). */
+export class KafkaTopicError extends LakeLogicError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("KAFKA_TOPIC", message, { ...options, retriable: false });
   }
 }
 
 /** The kafkajs consumer stopped for good (it gave up, or was refused). */
 export class KafkaConsumerError extends LakeLogicError {
   constructor(description: string, cause: unknown) {
-    super("KAFKA_CONSUMER", `${description}: the consumer stopped: ${messageOf(cause)}`, { cause });
+    super("KAFKA_CONSUMER", `${description}: the consumer stopped: ${messageOf(cause)}`, { cause, retriable: true });
   }
 }
 

@@ -1,7 +1,6 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Consumer, EachBatchPayload } from "kafkajs";
 import type { Cursor } from "../../checkpoint/types.js";
-import { LakeLogicError } from "../../errors.js";
 import { sleep } from "../../util/wait.js";
 import type { CursorSource, ReadOptions, RunMode, SourceLag, SourceRecord } from "../core/types.js";
 import { KafkaClients } from "./client.js";
@@ -12,11 +11,13 @@ import { resolveOptions, type KafkaSourceOptions, type ResolvedKafkaOptions } fr
 import { ReadBuffer } from "./read-buffer.js";
 import { Membership } from "./rebalance.js";
 import { sliceBatch } from "./record.js";
+import { SourceBusyError } from "../core/errors.js";
+import { KafkaConnectError } from "./errors.js";
 
 export { kafkaSpec, type KafkaSourceOptions, type KafkaSasl, type KafkaLogLevel } from "./options.js";
-export { KafkaCursorError, KafkaConsumerError } from "./errors.js";
+export { KafkaConnectError, KafkaConsumerError, KafkaTopicError } from "./errors.js";
 export type { KafkaCursor } from "./cursor.js";
-export { decodeValue, type KafkaPosition } from "./record.js";
+export type { KafkaPosition } from "./record.js";
 
 /**
  * A Kafka topic as a replayable cursor source (see `kafkaSpec` for the options).
@@ -113,7 +114,7 @@ export class KafkaOffsetSource implements CursorSource {
   // ---------------------------------------------------------------- cursor protocol
 
   async seek(cursor: Cursor | undefined): Promise<void> {
-    if (this.reading) throw new LakeLogicError("SOURCE_BUSY", `${this.description}: seek() while a read is in progress`);
+    if (this.reading) throw new SourceBusyError(`${this.description}: seek() while a read is in progress`);
     this.cursor.clear();
     this.end = undefined;
     this.cursor.load(this.decode(cursor, "stored cursor"));
@@ -187,7 +188,7 @@ export class KafkaOffsetSource implements CursorSource {
   // ---------------------------------------------------------------- reading
 
   async *read(options: ReadOptions): AsyncIterable<SourceRecord> {
-    if (this.reading) throw new LakeLogicError("SOURCE_BUSY", `${this.description}: read() is already in progress`);
+    if (this.reading) throw new SourceBusyError(`${this.description}: read() is already in progress`);
     this.reading = true;
     this.closed = false;
     this.commits.forgetLast();
@@ -301,7 +302,7 @@ export class KafkaOffsetSource implements CursorSource {
         eachBatch: (payload) => this.onBatch(payload),
       });
     } catch (err) {
-      throw new LakeLogicError("KAFKA_CONNECT", `${this.description}: cannot start the consumer of group "${this.options.groupId}": ${messageOf(err)}`, {
+      throw new KafkaConnectError(`${this.description}: cannot start the consumer of group "${this.options.groupId}": ${messageOf(err)}`, {
         cause: err,
       });
     }

@@ -3,7 +3,8 @@ import type { Consumer } from "kafkajs";
 import { sleep } from "../../util/wait.js";
 import type { KafkaClients, Marks } from "./client.js";
 import type { PartitionOffsets } from "./cursor.js";
-import { KafkaConsumerError, KafkaCursorError, messageOf } from "./errors.js";
+import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
+import { KafkaConsumerError, messageOf } from "./errors.js";
 import type { GroupCommits } from "./group-commit.js";
 import type { ResolvedKafkaOptions } from "./options.js";
 import type { ReadBuffer } from "./read-buffer.js";
@@ -116,8 +117,7 @@ export class Membership {
     const mine = this.c.cursor.get(p);
     const mark = marks.get(p);
     if (mine !== undefined && mark && mine > mark.high) {
-      throw new KafkaCursorError(
-        "CURSOR_BEYOND_END",
+      throw new CursorBeyondEndError(
         `${description}: the checkpoint says partition ${p} is at offset ${mine}, but the partition ends at ` +
           `${mark.high}. The topic was deleted and recreated, or this checkpoint belongs to another cluster. ` +
           `Resuming could skip records; start over with a new checkpointKey (and consumer group).`,
@@ -177,7 +177,7 @@ export class Membership {
         this.c.commits.afterRejoin();
         return;
       } catch (err) {
-        if (err instanceof KafkaCursorError) {
+        if (err instanceof CursorBeyondEndError || err instanceof CursorMismatchError) {
           this.c.fail(err);
           return;
         }

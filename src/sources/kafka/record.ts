@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { KafkaMessage } from "kafkajs";
-import { wrapJson, type DecodedBody } from "../core/queue.js";
+import { decodeBody } from "../core/decode.js";
 import type { SourceRecord } from "../core/types.js";
 
 /** Where a Kafka record sits; kept with quarantined rows. */
@@ -42,7 +42,7 @@ export function toRecord(topic: string, partition: number, offset: number, m: Ka
   const headers = m.headers;
   if (headers && Object.keys(headers).length > 0) meta.headers = headerStrings(headers);
   const bytes = m.value?.length ?? 0;
-  const decoded = decodeValue(m.value);
+  const decoded = decodeBody(m.value, KAFKA_VALUE);
   if ("error" in decoded) {
     // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or replayed.
     return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta };
@@ -50,21 +50,8 @@ export function toRecord(topic: string, partition: number, offset: number, m: Ka
   return { value: decoded.value, position, bytes, meta };
 }
 
-/**
- * UTF-8 JSON, strictly: a null value, invalid UTF-8 or invalid JSON is a decode error. The
- * queues' `decodeBody` does the same for a body; the reasons here name a `value` and a tombstone.
- */
-export function decodeValue(value: Buffer | null): DecodedBody {
-  if (value === null) return { error: "message has no value (a tombstone)" };
-  if (!isUtf8(value)) return { error: "value is not valid UTF-8" };
-  let v: unknown;
-  try {
-    v = JSON.parse(value.toString("utf8"));
-  } catch (err) {
-    return { error: `value is not JSON: ${(err as Error).message}` };
-  }
-  return { value: wrapJson(v) };
-}
+/** A Kafka record's payload is its `value`; a null one is a tombstone. */
+const KAFKA_VALUE = { name: "value", missing: "message has no value (a tombstone)" };
 
 function headerStrings(headers: Record<string, unknown>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};

@@ -383,7 +383,8 @@ function snsEnvelope(body: string): { message: string; meta: NonNullable<SQSMess
   const attributes: Record<string, string> = {};
   if (typeof e.MessageAttributes === "object" && e.MessageAttributes !== null) {
     for (const [k, v] of Object.entries(e.MessageAttributes as Record<string, { Value?: unknown }>)) {
-      if (v && v.Value !== undefined) attributes[k] = String(v.Value);
+      // SNS sends attribute values as strings; anything else is kept as its JSON text.
+      if (v && v.Value !== undefined) attributes[k] = typeof v.Value === "string" ? v.Value : JSON.stringify(v.Value);
     }
   }
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);

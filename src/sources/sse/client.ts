@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
 import type { StreamConnector } from "../core/types.js";
 import {
   backoffDelay,
@@ -13,6 +13,7 @@ import { checkUrl, decodeEventData } from "../core/common.js";
 import { ConnectorGaveUpError, ConnectorHttpError, SSEProtocolError, redactUrl } from "../core/errors.js";
 import { SSEParser, type SSEEvent } from "./parser.js";
 import { SSE_DEFAULTS, type SSEOptions } from "./spec.js";
+import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
 
 export type { SSEEvent } from "./parser.js";
 export type { RetryInfo, RetryPolicy } from "../core/backoff.js";
@@ -189,7 +190,7 @@ export class SSEClient {
       response = await this.fetchImpl(this.url, { headers: this.requestHeaders(), signal: connection, redirect: "follow" });
     } catch (err) {
       if (signal.aborted) return undefined;
-      throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: cannot connect: ${messageOf(err)}`, { cause: err });
+      throw new ConnectorNetworkError(`SSE ${redactUrl(this.url)}: cannot connect: ${messageOf(err)}`, { cause: err });
     }
     if (response.status === 204) {
       // The server's way of saying "this stream is over; do not reconnect".
@@ -211,7 +212,7 @@ export class SSEClient {
         body: `expected Content-Type text/event-stream, got ${JSON.stringify(type || "(none)")}`,
       });
     }
-    if (!response.body) throw new LakeLogicError("CONNECTOR_NETWORK", `SSE ${redactUrl(this.url)}: the response has no body`);
+    if (!response.body) throw new ConnectorNetworkError(`SSE ${redactUrl(this.url)}: the response has no body`);
 
     this.stat.connects++;
     if (run.connectedBefore) this.stat.reconnects++;
@@ -250,13 +251,12 @@ export class SSEClient {
       if (got === STALL) {
         read.catch(() => undefined);
         this.stat.stalls++;
-        throw new LakeLogicError(
-          "CONNECTOR_STALL",
+        throw new ConnectorStallError(
           `SSE ${redactUrl(this.url)}: no bytes (not even a keep-alive) for ${this.stallTimeoutMs} ms; reconnecting`,
         );
       }
       if (got.done) {
-        throw new LakeLogicError("CONNECTOR_CLOSED", `SSE ${redactUrl(this.url)}: the server closed the stream; reconnecting`);
+        throw new ConnectorClosedError(`SSE ${redactUrl(this.url)}: the server closed the stream; reconnecting`);
       }
       if (!receivedBytes && got.value.length > 0) {
         // A connection that delivers is healthy again: start the backoff over.
@@ -305,7 +305,7 @@ export class SSEClient {
   private async retryAfter(failure: Error, run: ReadRun, signal: AbortSignal): Promise<boolean> {
     this.stat.lastError = failure.message;
     const http = failure instanceof ConnectorHttpError ? failure : undefined;
-    if ((http && !http.retryable) || failure instanceof SSEProtocolError) {
+    if ((http && !http.retriable) || failure instanceof SSEProtocolError) {
       run.clientFailures++;
       // A wrong URL, wrong credentials or a broken feed will not fix themselves: surface it.
       if (run.clientFailures >= this.retry.maxClientErrorAttempts) throw failure;

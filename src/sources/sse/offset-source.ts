@@ -3,8 +3,8 @@ import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
 import { SSEClient, decodeEventData, type SSEStats } from "./client.js";
 import { sseSpec, type SSEOptions } from "./spec.js";
-import { LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
+import { CursorMismatchError } from "../core/errors.js";
 
 export type SSEOffsetSourceOptions = Omit<SSEOptions, "lastEventId">;
 
@@ -36,8 +36,7 @@ export class SSEOffsetSource implements CursorSource {
 
   async seek(cursor: Cursor | undefined): Promise<void> {
     if (cursor !== undefined && cursor !== null && typeof cursor !== "string") {
-      throw new LakeLogicError(
-        "CURSOR_MISMATCH",
+      throw new CursorMismatchError(
         `${this.description}: the stored cursor ${JSON.stringify(cursor)} is not an SSE event id; ` +
           `this checkpoint key belongs to another kind of source.`,
       );

@@ -2,6 +2,7 @@ import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
+import { SourceBusyError } from "../core/errors.js";
 
 /** A watermark or tie-breaker value. PostgreSQL's `pg` returns bigint as string, timestamps as Date. */
 export type WatermarkValue = number | bigint | string | Date;
@@ -81,17 +82,11 @@ export interface WatermarkChunkSourceOptions {
 export class WatermarkOrderError extends LakeLogicError {
   readonly source: string;
   constructor(source: string, message: string) {
-    super("WATERMARK_ORDER", `${source}: ${message}`);
+    super("WATERMARK_ORDER", `${source}: ${message}`, { retriable: false });
     this.source = source;
   }
 }
 
-/** A source is asked to read twice at once. */
-export class SourceBusyError extends LakeLogicError {
-  constructor(source: string) {
-    super("SOURCE_BUSY", `${source}: read() is already running; one reader at a time`);
-  }
-}
 
 const DEFAULT_BACKOFF = { initial: 200, max: 5_000 };
 /** How many tie-breakers of the current watermark group are kept to spot repeated rows. */
@@ -191,7 +186,7 @@ export class WatermarkChunkSource implements CursorSource {
   }
 
   private async *iterate({ mode, signal }: ReadOptions): AsyncGenerator<SourceRecord> {
-    if (this.reading) throw new SourceBusyError(this.description);
+    if (this.reading) throw new SourceBusyError(`${this.description}: read() is already running; one reader at a time`);
     this.reading = true;
     try {
       const until = this.end;
@@ -468,6 +463,7 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typ
       (error: unknown) => {
         signal.removeEventListener("abort", onAbort);
         if (signal.aborted) resolve(aborted);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the wrapped promise's own reason, passed on unchanged
         else reject(error);
       },
     );

@@ -1,4 +1,5 @@
 import { ConfigError } from "../../errors.js";
+import { quoteIdent as quoteSqlIdent } from "../../util/sql-text.js";
 import {
   WatermarkChunkSource,
   type FetchChunk,
@@ -32,12 +33,12 @@ export interface PostgresChunkFetcher {
   sourceOptions: Pick<WatermarkChunkSourceOptions, "watermarkField" | "tieBreakerField" | "uniqueWatermark">;
 }
 
-/** Quote a PostgreSQL identifier: `a"b` → `"a""b"`. */
+/** Quote a PostgreSQL identifier (`a"b` → `"a""b"`), refusing names PostgreSQL cannot hold. */
 export function quoteIdent(name: string): string {
   if (typeof name !== "string" || name.length === 0 || name.includes("\u0000")) {
     throw new ConfigError("identifier", `expected a non-empty name, got ${JSON.stringify(name)}`);
   }
-  return `"${name.replaceAll('"', '""')}"`;
+  return quoteSqlIdent(name);
 }
 
 /**

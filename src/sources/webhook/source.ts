@@ -1,11 +1,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SourceFactory } from "../core/registry.js";
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
 import type { AckSource, ReceivedRecord, SourceLag } from "../core/types.js";
 import { DeliveryQueue, type WebhookAckToken } from "./deliveries.js";
 import { handleWebhookRequest } from "./handler.js";
 import { WEBHOOK_DEFAULTS as DEFAULTS, webhookSpec, type ResolvedWebhookOptions, type WebhookOptions } from "./spec.js";
+import { ListenError, SourceClosedError, SourceNotStartedError } from "../core/errors.js";
 
 export type { WebhookAckToken } from "./deliveries.js";
 export { webhookSpec, type WebhookOptions } from "./spec.js";
@@ -87,20 +88,20 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
   /** The address senders should use (after `start()`). */
   get url(): string {
     const addr = this.server?.address() as AddressInfo | null | undefined;
-    if (!addr) throw new LakeLogicError("NOT_STARTED", `${this.description}: not listening yet; call start() first`);
+    if (!addr) throw new SourceNotStartedError(this.description);
     const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
     return `http://${host}:${addr.port}${this.o.path}`;
   }
 
   /** Start listening (also done by the first `receive()` / `stream()`). */
   start(): Promise<void> {
-    if (this.closed) return Promise.reject(new LakeLogicError("CLOSED", `${this.description}: closed`));
+    if (this.closed) return Promise.reject(new SourceClosedError(this.description));
     this.starting ??= new Promise<void>((resolve, reject) => {
       const context = { o: this.o, stat: this.stat, deliveries: this.deliveries, closed: () => this.closed };
       const server = createServer((req, res) => void handleWebhookRequest(context, req, res));
       server.once("error", (err: NodeJS.ErrnoException) => {
         const hint = err.code === "EADDRINUSE" ? `: port ${this.o.port} is in use; choose another port (0 = any free port)` : "";
-        reject(new LakeLogicError("LISTEN_FAILED", `${this.description}: cannot listen on ${this.o.host}:${this.o.port}${hint}: ${err.message}`, { cause: err }));
+        reject(new ListenError(`${this.description}: cannot listen on ${this.o.host}:${this.o.port}${hint}: ${err.message}`, { cause: err }));
       });
       server.listen(this.o.port, this.o.host, () => {
         this.server = server;

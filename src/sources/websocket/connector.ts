@@ -1,6 +1,7 @@
+import type { ClientRequest, IncomingMessage } from "node:http";
 import { waitUntil } from "../../util/wait.js";
 import type { ClientOptions, RawData, WebSocket as WsSocket } from "ws";
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
 import type { StreamConnector } from "../core/types.js";
 import {
   backoffDelay,
@@ -13,6 +14,7 @@ import { BufferOverflowError, ConnectorGaveUpError, ConnectorHttpError, redactUr
 import { requirePeer } from "../core/spec.js";
 import { checkUrl, decodeEventData } from "../core/common.js";
 import { OVERFLOW_POLICIES, WS_DEFAULTS, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
+import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
 
 export { OVERFLOW_POLICIES, websocketSpec, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 
@@ -205,10 +207,9 @@ export class WebSocketConnector implements StreamConnector {
       this.clientFailures = 0;
     };
 
-    ws.on("unexpected-response", (_req, res) => {
-      const retryAfter = res.headers["retry-after"];
+    ws.on("unexpected-response", (_req: ClientRequest, res: IncomingMessage) => {
       failure = new ConnectorHttpError("WebSocket", this.url, res.statusCode ?? 0, res.statusMessage ?? "", {
-        retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+        retryAfterMs: parseRetryAfter(res.headers["retry-after"]),
       });
       res.resume();
       ws.terminate();
@@ -229,8 +230,7 @@ export class WebSocketConnector implements StreamConnector {
           }
           if (!alive) {
             this.stat.stalls++;
-            failure = new LakeLogicError(
-              "CONNECTOR_STALL",
+            failure = new ConnectorStallError(
               `WebSocket ${redactUrl(this.url)}: no pong or message within ${this.pingIntervalMs} ms; reconnecting`,
             );
             ws.terminate();
@@ -259,15 +259,14 @@ export class WebSocketConnector implements StreamConnector {
       this.enqueue({ data: payload, binary: isBinary, connection, seq: ++seq }, bytes.length);
     });
     ws.on("error", (err: Error) => {
-      failure ??= new LakeLogicError("CONNECTOR_NETWORK", `WebSocket ${redactUrl(this.url)}: ${err.message}`, { cause: err });
+      failure ??= new ConnectorNetworkError(`WebSocket ${redactUrl(this.url)}: ${err.message}`, { cause: err });
     });
     ws.on("close", (code: number, reason: Buffer) => {
       clearInterval(heartbeat);
       if (this.ws === ws) this.ws = undefined;
       if (this.closed || this.fatal) return;
       const why = reason.length > 0 ? ` (${reason.toString("utf8")})` : "";
-      failure ??= new LakeLogicError(
-        "CONNECTOR_CLOSED",
+      failure ??= new ConnectorClosedError(
         opened
           ? `WebSocket ${redactUrl(this.url)}: the server closed the connection with code ${code}${why}; reconnecting`
           : `WebSocket ${redactUrl(this.url)}: the connection closed during the handshake`,
@@ -279,7 +278,7 @@ export class WebSocketConnector implements StreamConnector {
   private reconnectAfter(failure: Error): void {
     this.stat.lastError = failure.message;
     const http = failure instanceof ConnectorHttpError ? failure : undefined;
-    if (http && !http.retryable) {
+    if (http && !http.retriable) {
       this.clientFailures++;
       if (this.clientFailures >= this.retry.maxClientErrorAttempts) return this.fail(http);
     } else {
