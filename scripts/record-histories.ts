@@ -5,7 +5,9 @@
  *
  * Needs the Temporal CLI (bash scripts/provision-temporal.sh). Each path of the stream workflow
  * runs for real against a dev server and a worker: an available_now drain, continuous with a
- * continue-as-new, pause/resume, stop, and an activity retry. The scenarios run in a scratch
+ * continue-as-new, pause/resume, stop, an activity retry, a batch whose worker was lost (resync
+ * and refetch), and a queue (ack) source. Name scenarios to record only those, e.g.
+ * `npx tsx scripts/record-histories.ts lost-worker-resync queue-ack`. The scenarios run in a scratch
  * directory with relative paths, so the histories name no path of the machine that recorded them.
  * Subdirectories of test/fixtures/histories hold histories of older workflow code (before a
  * `patched()` change); they are kept as recorded, never regenerated.
@@ -16,12 +18,53 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import type { WorkflowHandle } from "@temporalio/client";
+import { orderEvent } from "../examples/orders.js";
+import type { AckSource, ReceivedRecord } from "../src/sources/core/types.js";
+import { registerSource } from "../src/sources/registry.js";
 import { StreamClient } from "../src/temporal/client.js";
 import type { StreamWorkflowInput } from "../workflows/types.js";
 import { createLakeLogicWorker } from "../src/temporal/worker.js";
 import { startTemporal } from "../test/support/temporal.js";
 import { waitFor } from "../test/support/proc.js";
 import { writeOrders } from "../test/temporal/support.js";
+
+const only = process.argv.slice(2);
+const wanted = (scenario: string) => only.length === 0 || only.includes(scenario);
+
+/** An in-process queue of order events, so the queue-ack scenario needs no queue server. */
+class MemoryQueue implements AckSource<number> {
+  readonly kind = "ack" as const;
+  readonly description = "memory queue";
+  private next = 0;
+  constructor(private readonly messages: number) {}
+  async receive(max: number): Promise<Array<ReceivedRecord<number>>> {
+    const out: Array<ReceivedRecord<number>> = [];
+    while (out.length < max && this.next < this.messages) {
+      const id = this.next++;
+      out.push({ value: orderEvent(id), ackToken: id, position: id });
+    }
+    return out;
+  }
+  async ack(): Promise<void> {}
+}
+const queues = new Map<string, MemoryQueue>();
+registerSource({
+  spec: {
+    type: "memory-queue",
+    kind: "ack",
+    summary: "record-histories only",
+    options: {
+      name: { type: "string", description: "queue name", required: true },
+      messages: { type: "integer", description: "order events in the queue", required: true },
+    },
+  },
+  // One queue per name: whichever pipeline the worker opens reads on where the last one stopped.
+  create: (o) => {
+    const name = String(o.name);
+    if (!queues.has(name)) queues.set(name, new MemoryQueue(Number(o.messages)));
+    return queues.get(name)!;
+  },
+});
 
 const outDir = fileURLToPath(new URL("../test/fixtures/histories/", import.meta.url));
 const contractSource = fileURLToPath(new URL("../examples/orders.yaml", import.meta.url));
@@ -69,14 +112,14 @@ async function save(name: string, handle: WorkflowHandle): Promise<void> {
 const total = (key: string) => streams.status(key).then((s) => s.sourceCount);
 
 try {
-  {
+  if (wanted("available-now")) {
     const i = input("available-now");
     writeOrders(i.source.path as string, 0, 1000);
     const h = await streams.start(i);
     await h.result();
     await save("available-now", h);
   }
-  {
+  if (wanted("continuous-can")) {
     const i = input("continuous-can", { mode: "continuous", continueAsNewEvery: 2 });
     writeOrders(i.source.path as string, 0, 1000);
     const h = await streams.start(i);
@@ -87,7 +130,7 @@ try {
     await save("continuous-can-first-run", streams.client.workflow.getHandle(h.workflowId, h.firstExecutionRunId));
     await save("continuous-can-last-run", streams.handle(i.checkpointKey!));
   }
-  {
+  if (wanted("pause-resume")) {
     const i = input("pause-resume", { mode: "continuous" });
     writeOrders(i.source.path as string, 0, 400);
     await streams.start(i);
@@ -102,7 +145,7 @@ try {
     await streams.result(key);
     await save("pause-resume", streams.handle(key));
   }
-  {
+  if (wanted("stop")) {
     const i = input("stop", { mode: "continuous" });
     writeOrders(i.source.path as string, 0, 400);
     await streams.start(i);
@@ -111,7 +154,7 @@ try {
     await streams.result(i.checkpointKey!);
     await save("stop", streams.handle(i.checkpointKey!));
   }
-  {
+  if (wanted("activity-retry")) {
     const i = input("activity-retry");
     const h = await streams.start(i);
     await waitFor(
@@ -123,6 +166,35 @@ try {
     writeOrders(i.source.path as string, 0, 600);
     await h.result();
     await save("activity-retry", h);
+  }
+  if (wanted("lost-worker-resync")) {
+    const i = input("lost-worker-resync");
+    writeOrders(i.source.path as string, 0, 1000);
+    // The batch of the second fetch is gone from the spool before writeBatch runs, as when the
+    // worker that fetched it died and another runs the workflow on: writeBatch fails with
+    // SpoolMissingError, and the workflow resyncs from the checkpoint store and fetches again.
+    const runtime = worker.runtime;
+    const fetchBatch = runtime.fetchBatch.bind(runtime);
+    let fetches = 0;
+    runtime.fetchBatch = async (req, stop) => {
+      const fetched = await fetchBatch(req, stop);
+      if (req.key === i.checkpointKey && ++fetches === 2 && fetched.spool) runtime.spool.drop(fetched.spool);
+      return fetched;
+    };
+    try {
+      const h = await streams.start(i);
+      await h.result();
+      await save("lost-worker-resync", h);
+    } finally {
+      runtime.fetchBatch = fetchBatch;
+    }
+  }
+  if (wanted("queue-ack")) {
+    // Two batches, each acknowledged after its commit, then the empty receive that ends the drain.
+    const i = input("queue-ack", { source: { type: "memory-queue", name: "queue-ack", messages: 700 } });
+    const h = await streams.start(i);
+    await h.result();
+    await save("queue-ack", h);
   }
 } finally {
   worker.shutdown();

@@ -28,7 +28,9 @@ describe("stream workflow replay", () => {
         "available-now.json",
         "continuous-can-first-run.json",
         "continuous-can-last-run.json",
+        "lost-worker-resync.json",
         "pause-resume.json",
+        "queue-ack.json",
         "stop.json",
       ].sort(),
     );
