@@ -25,6 +25,7 @@ import { createEngine } from "../src/engine/index.js";
 import type { EngineName } from "../src/engine/types.js";
 import type { LakeWriter, WriteRequest } from "../src/lake/types.js";
 import { defineLazy } from "../src/util/lazy.js";
+import { mulberry32 } from "../test/support/random.js";
 
 interface Options {
   engine?: EngineName;
@@ -85,17 +86,8 @@ materialization:
   format: duckdb
 `);
 
-/** Small, fast, seeded PRNG (mulberry32): the same events on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded: the same events on every run. */
+const rng = mulberry32;
 
 const CURRENCIES = ["USD", "EUR", "GBP", "JPY"];
 const STATUSES = ["new", "paid", "shipped", "cancelled"];
@@ -157,7 +149,7 @@ async function openWriter(contract: Contract, targetPath: string): Promise<LakeW
 
 /**
  * A fixed piece of CPU work (JSON round trips of 100,000 small objects, ten times), timed before
- * the run: on a shared machine it tells a slow hour from a fast one (860–1,850 ms on the machine
+ * the run: on a shared machine it tells a slow hour from a fast one (450–1,850 ms on the machine
  * of docs/benchmarks.md). It does not pin down one run's speed; to compare trees, alternate them.
  */
 function calibrationMs(): number {

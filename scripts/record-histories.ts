@@ -19,7 +19,6 @@ import { fileURLToPath } from "node:url";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import type { WorkflowHandle } from "@temporalio/client";
 import { orderEvent } from "../examples/orders.js";
-import type { AckSource, ReceivedRecord } from "../src/sources/core/types.js";
 import { registerSource } from "../src/sources/registry.js";
 import { StreamClient } from "../src/temporal/client.js";
 import type { StreamWorkflowInput } from "../workflows/types.js";
@@ -27,26 +26,11 @@ import { createLakeLogicWorker } from "../src/temporal/worker.js";
 import { startTemporal } from "../test/support/temporal.js";
 import { waitFor } from "../test/support/proc.js";
 import { writeOrders } from "../test/temporal/support.js";
+import { MemoryQueue } from "../test/support/memory-queue.js";
 
 const only = process.argv.slice(2);
 const wanted = (scenario: string) => only.length === 0 || only.includes(scenario);
 
-/** An in-process queue of order events, so the queue-ack scenario needs no queue server. */
-class MemoryQueue implements AckSource<number> {
-  readonly kind = "ack" as const;
-  readonly description = "memory queue";
-  private next = 0;
-  constructor(private readonly messages: number) {}
-  async receive(max: number): Promise<Array<ReceivedRecord<number>>> {
-    const out: Array<ReceivedRecord<number>> = [];
-    while (out.length < max && this.next < this.messages) {
-      const id = this.next++;
-      out.push({ value: orderEvent(id), ackToken: id, position: id });
-    }
-    return out;
-  }
-  async ack(): Promise<void> {}
-}
 const queues = new Map<string, MemoryQueue>();
 registerSource({
   spec: {
@@ -61,7 +45,7 @@ registerSource({
   // One queue per name: whichever pipeline the worker opens reads on where the last one stopped.
   create: (o) => {
     const name = String(o.name);
-    if (!queues.has(name)) queues.set(name, new MemoryQueue(Number(o.messages)));
+    if (!queues.has(name)) queues.set(name, new MemoryQueue(Array.from({ length: Number(o.messages) }, (_, i) => orderEvent(i))));
     return queues.get(name)!;
   },
 });

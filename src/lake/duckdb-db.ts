@@ -54,7 +54,7 @@ const INSTANCE_SETTINGS: ReadonlyArray<{
     expected: "a size such as 64MB or 1GB",
   },
   // DuckDB's default is one per core. One thread does a 10k-row insert in 2.2 ms instead of 4.9 ms
-  // and spares ~10 % of the process's CPU, at the same throughput (docs/benchmarks.md); but
+  // and spares ~10 % of the process's CPU, at the same throughput (measured with bench/lake.ts); but
   // checkpoints and `readTable` then use one core, so only the lean profile does it (one thread
   // also compresses one column at a time at a checkpoint: ~20 MB lower RSS peaks on the soak).
   {

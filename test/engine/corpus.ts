@@ -5,17 +5,8 @@
  */
 import type { Contract } from "../../src/contract/types.js";
 import { makeContract } from "../support/contract.js";
+import { mulberry32 } from "../support/random.js";
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const cyclic: Record<string, unknown> = { a: 1 };
 cyclic["self"] = cyclic;

@@ -14,7 +14,8 @@ import { ConfigError } from "../../src/errors.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamRunError, StreamSink, type BatchReport } from "../../src/sink/index.js";
 import { IterableSource, NotReplayableError } from "../../src/sources/index.js";
-import type { AckSource, ReceivedRecord, SourceRecord } from "../../src/sources/core/types.js";
+import type { SourceRecord } from "../../src/sources/core/types.js";
+import { MemoryQueue } from "../support/memory-queue.js";
 
 const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
 const dirs: string[] = [];
@@ -372,47 +373,20 @@ describe("StreamSink runs", () => {
   });
 });
 
-/**
- * A test double of the AckSource interface (an in-memory queue), to check the sink's ordering:
- * acknowledgements strictly after the commit (I8), and messages given back when a batch fails.
- * The connectors' own tests run against real queue servers.
- */
-class MemoryQueue implements AckSource<number> {
-  readonly kind = "ack" as const;
-  readonly description = "memory queue";
-  readonly acked: number[] = [];
-  readonly nacked: number[] = [];
-  readonly events: string[] = [];
-  private next = 0;
-  constructor(
-    private readonly messages: unknown[],
-    private readonly store: MemoryCheckpointStore,
-  ) {}
-
-  async receive(max: number): Promise<Array<ReceivedRecord<number>>> {
-    const out: Array<ReceivedRecord<number>> = [];
-    while (out.length < max && this.next < this.messages.length) {
-      const id = this.next++;
-      out.push({ value: this.messages[id], ackToken: id, position: id });
-    }
-    return out;
-  }
-
-  async ack(tokens: number[]): Promise<void> {
-    const committed = await this.store.load("stream::orders");
-    this.events.push(`ack ${tokens.length} after batch ${committed?.batchId ?? 0}`);
-    this.acked.push(...tokens);
-  }
-
-  async nack(tokens: number[]): Promise<void> {
-    this.nacked.push(...tokens);
-  }
+/** A queue whose acknowledgements record the batch committed when they came. */
+function queueOf(messages: unknown[], store: MemoryCheckpointStore): MemoryQueue & { events: string[] } {
+  const events: string[] = [];
+  const queue = new MemoryQueue(messages, async (tokens) => {
+    const committed = await store.load("stream::orders");
+    events.push(`ack ${tokens.length} after batch ${committed?.batchId ?? 0}`);
+  });
+  return Object.assign(queue, { events });
 }
 
 describe("StreamSink with an ack source", () => {
   it("acknowledges each batch only after its commit (I8)", async () => {
     const store = new MemoryCheckpointStore();
-    const queue = new MemoryQueue([...orderEvents(250)], store);
+    const queue = queueOf([...orderEvents(250)], store);
     const summary = await new StreamSink(CONTRACT, queue, { targetPath: lakeDir(), checkpoint: store, batchSize: 100, maxWaitMs: 50 }).run(
       "available_now",
     );
@@ -427,7 +401,7 @@ describe("StreamSink with an ack source", () => {
     store.commit = async () => {
       throw new Error("disk full");
     };
-    const queue = new MemoryQueue([...orderEvents(10)], store);
+    const queue = queueOf([...orderEvents(10)], store);
     const sink = new StreamSink(CONTRACT, queue, { targetPath: lakeDir(), checkpoint: store, batchSize: 100, maxWaitMs: 50 });
     const err = await sink.run("available_now").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamRunError);

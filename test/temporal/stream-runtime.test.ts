@@ -6,12 +6,12 @@ import { decodeCursor } from "../../src/checkpoint/codec.js";
 import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { registerSource } from "../../src/sources/registry.js";
-import type { AckSource, ReceivedRecord } from "../../src/sources/core/types.js";
 import { SpoolMissingError } from "../../src/temporal/spool.js";
 import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
 import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../workflows/types.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 import { ORDERS_CONTRACT, writeOrders } from "./support.js";
+import { MemoryQueue } from "../support/memory-queue.js";
 
 /**
  * The worker side of a stream, without a server: fetchBatch's read-ahead. After a fetch that the
@@ -229,30 +229,6 @@ describe("StreamRuntime source cache", () => {
     expect(drain.exhausted).toBe(true);
   });
 });
-
-/** An in-memory queue registered as a source type, so the runtime builds it from JSON like any other. */
-class MemoryQueue implements AckSource<number> {
-  readonly kind = "ack" as const;
-  readonly description = "memory queue";
-  readonly acked: number[] = [];
-  readonly nacked: number[] = [];
-  private next = 0;
-  constructor(private readonly messages: unknown[]) {}
-  async receive(max: number): Promise<Array<ReceivedRecord<number>>> {
-    const out: Array<ReceivedRecord<number>> = [];
-    while (out.length < max && this.next < this.messages.length) {
-      const id = this.next++;
-      out.push({ value: this.messages[id], ackToken: id, position: id });
-    }
-    return out;
-  }
-  async ack(tokens: number[]): Promise<void> {
-    this.acked.push(...tokens);
-  }
-  async nack(tokens: number[]): Promise<void> {
-    this.nacked.push(...tokens);
-  }
-}
 
 const queues: MemoryQueue[] = [];
 registerSource({
