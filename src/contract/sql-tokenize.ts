@@ -26,6 +26,7 @@ function codePointLabel(ch: string): string {
 
 /** Invisible and bidirectional-control characters make a rule read differently from how it runs. */
 function isDeceptive(ch: string): boolean {
+  // eslint-disable-next-line no-misleading-character-class -- a list of single code points, not combined characters
   return /[\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0]/u.test(ch);
 }
 

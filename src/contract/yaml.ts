@@ -92,6 +92,6 @@ export function parseYaml(text: string, file?: string): YamlDoc {
     return text.slice(node.range[0], node.range[1]);
   };
 
-  const data = errors.length === 0 ? doc.toJS({ maxAliasCount: 100 }) : undefined;
+  const data: unknown = errors.length === 0 ? doc.toJS({ maxAliasCount: 100 }) : undefined;
   return { file, data, errors, locate, scalarSource };
 }

@@ -46,7 +46,7 @@ export function showValue(v: unknown): string {
 function kindOf(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
-  if (typeof v === "object") return (v as object).constructor?.name ?? "object";
+  if (typeof v === "object") return v.constructor?.name ?? "object";
   return typeof v;
 }
 
@@ -166,6 +166,7 @@ function rowFactory(plan: Plan): RowFactory {
           return `${key}: ${v} ?? null`;
       }
     });
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated row factory, for speed
     const make = new Function("S", "I", "J", "F", `return (c, g, rec) => ({ ${members.join(", ")} });`) as (
       ...helpers: unknown[]
     ) => RowFactory;

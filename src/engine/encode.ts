@@ -286,6 +286,7 @@ function rowsEncoder(plan: Plan): RowsEncoder {
       n++;
     }
     return n;`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated encoder loop, for speed
   const make = new Function(
     "isPlainObject",
     "encodeText",

@@ -136,7 +136,8 @@ function acceptedValuesFlag(
       case "integer":
         e = text;
         type = "utf8";
-        list = canon.map((v) => String(v));
+        // Integers coerce to a number or, beyond 2^53, a bigint.
+        list = (canon as Array<number | bigint>).map((v) => String(v));
         break;
       case "json":
         e = col(f.val);

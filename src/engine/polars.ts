@@ -46,6 +46,12 @@ class Compiler {
     return pl.when(x.eq(pl.lit(""))).then(pl.lit(null).cast(pl.Utf8)).otherwise(x);
   }
 
+  /** nodejs-polars declares `concatString` as returning `any`; it builds an expression. */
+  private concat(parts: PExpr[], sep: string, ignoreNulls: boolean): PExpr {
+    const concatString: (exprs: PExpr[], sep: string, ignoreNulls: boolean) => PExpr = this.pl.concatString;
+    return concatString(parts, sep, ignoreNulls);
+  }
+
   expr(e: Expr): PExpr {
     const pl = this.pl;
     const c = (x: Expr): PExpr => this.expr(x);
@@ -76,9 +82,9 @@ class Compiler {
       case "fitRight":
         return c(e.e).str.padEnd(e.length, e.fill).str.slice(0, e.length);
       case "concat":
-        return pl.concatString(e.parts.map(c), "", false);
+        return this.concat(e.parts.map(c), "", false);
       case "joinNonNull":
-        return this.nullIfEmpty(pl.concatString(e.parts.map(c), e.sep, true));
+        return this.nullIfEmpty(this.concat(e.parts.map(c), e.sep, true));
       case "length":
         return c(e.e).str.lengths().cast(pl.Int64);
       case "cast":
@@ -277,7 +283,7 @@ export class PolarsEngine implements Engine {
       // All text: this plan does not ask for numbers as numbers (PlanOptions.numbersAsJson).
       ...plan.fields.map((f) => pl.Series(f.text, enc.columns[f.k]!, pl.Utf8)),
     ];
-    let lf = pl.DataFrame(series).lazy();
+    let lf: LazyFrame = pl.DataFrame(series).lazy();
     for (const exprs of c.layers) lf = lf.withColumns(...exprs);
     return lf;
   }

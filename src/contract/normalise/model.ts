@@ -114,6 +114,7 @@ function fieldName(cx: NormaliseContext, m: Obj, path: YamlPath): string | undef
   const name = asNonEmptyStr(cx, m["name"], [...path, "name"]);
   if (name === undefined) return undefined;
   // Field names end up quoted inside SQL and in file headers: no control or invisible characters.
+  // eslint-disable-next-line no-control-regex -- the check is for control characters
   const bad = /[\u0000-\u001f\u007f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/u.exec(name);
   if (bad) {
     const cp = `U+${(bad[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;

@@ -13,13 +13,29 @@ export function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** `Array.isArray` narrows to `any[]`; the items of a parsed document are unknown. */
+function isList(v: unknown): v is unknown[] {
+  return Array.isArray(v);
+}
+
 /** How a value that has the wrong shape is named in a message. */
 export function describe(v: unknown): string {
-  if (v === null || v === undefined) return "nothing";
   if (Array.isArray(v)) return "a list";
-  if (isObj(v)) return "a mapping";
-  if (typeof v === "string") return `"${v.length > 40 ? v.slice(0, 40) + "…" : v}"`;
-  return String(v);
+  switch (typeof v) {
+    case "undefined":
+      return "nothing";
+    case "object":
+      return v === null ? "nothing" : "a mapping";
+    case "string":
+      return `"${v.length > 40 ? v.slice(0, 40) + "…" : v}"`;
+    // Numbers, booleans and bigints come from YAML; symbols and functions only from code.
+    case "number":
+    case "boolean":
+    case "bigint":
+    case "symbol":
+    case "function":
+      return String(v);
+  }
 }
 
 export function asMap(cx: NormaliseContext, v: unknown, path: YamlPath, expected = "a mapping"): Obj | undefined {
@@ -31,7 +47,7 @@ export function asMap(cx: NormaliseContext, v: unknown, path: YamlPath, expected
 
 export function asList(cx: NormaliseContext, v: unknown, path: YamlPath, expected = "a list"): unknown[] | undefined {
   if (v === undefined || v === null) return undefined;
-  if (Array.isArray(v)) return v;
+  if (isList(v)) return v;
   cx.error(path, `found ${describe(v)}`, expected);
   return undefined;
 }
