@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "../checkpoint/types.js";
 import type { LakeWriter, WriteRequest, WriteResult, WriteStream } from "../lake/types.js";
@@ -57,12 +58,54 @@ export interface CommitHooks {
  * before it touches the lake, whose write may replace rows of batches the stream has not
  * committed (WriteStream), and those would be the rival's. `validated` is awaited only after that.
  */
-export async function writeAndCommit(
+export function writeAndCommit(
   target: CommitTarget,
   previous: StreamPosition,
   cursor: Cursor | undefined,
   validated: () => Promise<ValidatedBatch>,
   hooks: CommitHooks = {},
+): Promise<CommittedBatch> {
+  return inTurn(turnOf(target.store, target.key), () => checkWriteCommit(target, previous, cursor, validated, hooks));
+}
+
+/**
+ * Writers of one checkpoint key in this process take turns through check → write → commit, so a
+ * rival's compare-and-set fails before it writes anything (I3) — not after its rows landed. Across
+ * processes the lake's own single-writer lock (LakeBusyError) keeps writers of a table apart.
+ */
+const turns = new Map<string, Promise<void>>();
+const storeIds = new WeakMap<CheckpointStore, string>();
+let storesSeen = 0;
+
+function turnOf(store: CheckpointStore, key: string): string {
+  let where = store.location === undefined ? storeIds.get(store) : `file:${resolve(store.location)}`;
+  if (where === undefined) {
+    where = `store:${++storesSeen}`;
+    storeIds.set(store, where);
+  }
+  return `${where}\u0000${key}`;
+}
+
+async function inTurn<T>(turn: string, work: () => Promise<T>): Promise<T> {
+  const before = turns.get(turn);
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  turns.set(turn, mine);
+  try {
+    await before;
+    return await work();
+  } finally {
+    release();
+    if (turns.get(turn) === mine) turns.delete(turn);
+  }
+}
+
+async function checkWriteCommit(
+  target: CommitTarget,
+  previous: StreamPosition,
+  cursor: Cursor | undefined,
+  validated: () => Promise<ValidatedBatch>,
+  hooks: CommitHooks,
 ): Promise<CommittedBatch> {
   const next = {
     key: target.key,

@@ -80,6 +80,11 @@ export class SQLiteCheckpointStore implements CheckpointStore {
     this.upsertStmt.run(toRow(record));
   }
 
+  /** The file, so that two store objects over it serialise one key's writers (`:memory:` is private). */
+  get location(): string | undefined {
+    return this.path === ":memory:" ? undefined : this.path;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

@@ -36,4 +36,9 @@ export interface CheckpointStore {
    */
   commit(record: CheckpointRecord): Promise<CommitOutcome>;
   close(): Promise<void>;
+  /**
+   * Where the checkpoints live (a file path), when two store objects may share them: writers of
+   * one key in one process then take turns through the same store, whichever object they hold.
+   */
+  readonly location?: string;
 }

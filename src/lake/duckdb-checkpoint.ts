@@ -97,6 +97,10 @@ export class DuckDBTargetCheckpointStore implements CheckpointStore {
     this.databasePath = resolve(databasePath);
   }
 
+  get location(): string {
+    return this.databasePath;
+  }
+
   /** The store of the lake at `targetPath` (absolute or relative to the working directory). */
   static forLake(targetPath: string): DuckDBTargetCheckpointStore {
     return new DuckDBTargetCheckpointStore(join(targetPath, DUCKDB_FILE));
