@@ -5,5 +5,5 @@ import { fileSpec } from "./spec.js";
 /** `{ "type": "file", "path": "events.ndjson" }` — a JSON-lines file, replayable by byte offset. */
 export const fileSourceFactory: SourceFactory<typeof fileSpec> = {
   spec: fileSpec,
-  create: (o) => new FileSource(o.path, { chunkBytes: o.chunkBytes }),
+  create: (o) => new FileSource(o.path, { chunkBytes: o.chunkBytes, maxRecordBytes: o.maxRecordBytes }),
 };

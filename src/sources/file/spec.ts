@@ -5,10 +5,19 @@ export const fileSpec = {
   kind: "cursor",
   summary:
     "A file of JSON lines. The cursor is the byte offset after the last committed line; available_now stops at " +
-    "the file's size when the run started, continuous follows the file as it grows. Invalid lines are quarantined.",
+    "the last complete line when the run started, continuous follows the file as it grows. A line counts once its " +
+    "newline is there. Invalid lines are quarantined, and so are lines longer than maxRecordBytes (in pieces of that size).",
   options: {
     path: { type: "string", required: true, description: "Path of the JSON-lines file (relative to the process's working directory)." },
     chunkBytes: { type: "integer", min: 1024, default: 1048576, description: "Bytes read per system call." },
+    maxRecordBytes: {
+      type: "integer",
+      min: 1,
+      default: 16777216,
+      description:
+        "Longest line. A longer one, finished or not, is quarantined in pieces of this many bytes (raw bytes and the reason), " +
+        "so an unterminated garbage tail neither stalls the stream nor fills memory.",
+    },
   },
 } as const satisfies ComponentSpec;
 
@@ -16,4 +25,6 @@ export const fileSpec = {
 export type FileSourceOptions = Omit<OptionsInput<typeof fileSpec>, "path"> & {
   /** In continuous mode, how long to wait before looking for new lines again (doubles up to max). */
   idleBackoffMs?: { initial: number; max: number };
+  /** Where warnings go (an available_now run that leaves a line without its newline). Default `process.emitWarning`. */
+  onWarning?: (message: string) => void;
 };
