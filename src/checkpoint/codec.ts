@@ -76,16 +76,18 @@ function fromTagged(value: unknown): unknown {
     const tag = keys[0]!;
     const v = obj[tag];
     switch (tag) {
+      // Only what encodeCursor writes: anything else would come back as a different value
+      // (Invalid Date, NaN) instead of failing.
       case "$bigint":
-        if (typeof v === "string") return BigInt(v);
+        if (typeof v === "string" && /^-?\d+$/.test(v)) return BigInt(v);
         break;
       case "$date":
-        if (typeof v === "string") return new Date(v);
+        if (typeof v === "string" && !Number.isNaN(Date.parse(v))) return new Date(v);
         break;
       case "$undefined":
         return undefined;
       case "$number":
-        if (typeof v === "string") return Number(v);
+        if (v === "NaN" || v === "Infinity" || v === "-Infinity") return Number(v);
         break;
       case "$object":
         if (v !== null && typeof v === "object" && !Array.isArray(v)) return decodeEntries(v as Record<string, unknown>);

@@ -2,7 +2,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { decideCommit } from "./cas.js";
-import { decodeCursor, encodeCursor } from "./codec.js";
+import { encodeCursor } from "./codec.js";
+import { checkpointStoreError } from "./sqlite-errors.js";
+import { decodeStoredCursor } from "./stored-cursor.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "./types.js";
 
 interface Row {
@@ -19,10 +21,30 @@ interface Row {
   writer_id: string;
 }
 
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS lakelogic_checkpoints (
+  key TEXT PRIMARY KEY,
+  cursor TEXT NOT NULL,
+  batch_id INTEGER NOT NULL,
+  committed_at TEXT NOT NULL,
+  batch_source INTEGER NOT NULL, batch_good INTEGER NOT NULL, batch_bad INTEGER NOT NULL,
+  total_source INTEGER NOT NULL, total_good INTEGER NOT NULL, total_bad INTEGER NOT NULL,
+  writer_id TEXT NOT NULL
+)`;
+
+const UPSERT = `INSERT INTO lakelogic_checkpoints VALUES
+  (@key, @cursor, @batch_id, @committed_at, @batch_source, @batch_good, @batch_bad,
+   @total_source, @total_good, @total_bad, @writer_id)
+  ON CONFLICT(key) DO UPDATE SET cursor = excluded.cursor, batch_id = excluded.batch_id,
+    committed_at = excluded.committed_at, batch_source = excluded.batch_source,
+    batch_good = excluded.batch_good, batch_bad = excluded.batch_bad,
+    total_source = excluded.total_source, total_good = excluded.total_good,
+    total_bad = excluded.total_bad, writer_id = excluded.writer_id`;
+
 /**
  * Checkpoints in a SQLite file. WAL with `synchronous = FULL`, so a commit that returned is on
  * disk even if the machine loses power right after; the compare-and-set runs inside a
- * `BEGIN IMMEDIATE` transaction so two processes on one file cannot both win.
+ * `BEGIN IMMEDIATE` transaction so two processes on one file cannot both win. Failures of the
+ * file itself surface as CheckpointStoreError subclasses naming it (see sqlite-errors.ts).
  */
 export class SQLiteCheckpointStore implements CheckpointStore {
   private readonly db: Database.Database;
@@ -30,44 +52,36 @@ export class SQLiteCheckpointStore implements CheckpointStore {
   private readonly upsertStmt: Database.Statement<Row>;
 
   constructor(readonly path: string) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.exec(`CREATE TABLE IF NOT EXISTS lakelogic_checkpoints (
-      key TEXT PRIMARY KEY,
-      cursor TEXT NOT NULL,
-      batch_id INTEGER NOT NULL,
-      committed_at TEXT NOT NULL,
-      batch_source INTEGER NOT NULL, batch_good INTEGER NOT NULL, batch_bad INTEGER NOT NULL,
-      total_source INTEGER NOT NULL, total_good INTEGER NOT NULL, total_bad INTEGER NOT NULL,
-      writer_id TEXT NOT NULL
-    )`);
-    this.selectStmt = this.db.prepare("SELECT * FROM lakelogic_checkpoints WHERE key = ?");
-    this.upsertStmt = this.db.prepare(`INSERT INTO lakelogic_checkpoints VALUES
-      (@key, @cursor, @batch_id, @committed_at, @batch_source, @batch_good, @batch_bad,
-       @total_source, @total_good, @total_bad, @writer_id)
-      ON CONFLICT(key) DO UPDATE SET cursor = excluded.cursor, batch_id = excluded.batch_id,
-        committed_at = excluded.committed_at, batch_source = excluded.batch_source,
-        batch_good = excluded.batch_good, batch_bad = excluded.batch_bad,
-        total_source = excluded.total_source, total_good = excluded.total_good,
-        total_bad = excluded.total_bad, writer_id = excluded.writer_id`);
+    let db: Database.Database | undefined;
+    try {
+      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      db = new Database(path);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = FULL");
+      db.pragma("busy_timeout = 5000");
+      db.exec(CREATE_TABLE);
+      this.selectStmt = db.prepare<[string], Row>("SELECT * FROM lakelogic_checkpoints WHERE key = ?");
+      this.upsertStmt = db.prepare<Row>(UPSERT);
+      this.db = db;
+    } catch (err) {
+      if (db?.open) db.close();
+      throw checkpointStoreError(err, path, "opening");
+    }
   }
 
   async load(key: string): Promise<CheckpointRecord | undefined> {
-    const row = this.selectStmt.get(key);
-    return row ? fromRow(row) : undefined;
+    const row = this.run(`loading checkpoint "${key}"`, () => this.selectStmt.get(key));
+    return row ? this.fromRow(row) : undefined;
   }
 
   async commit(record: CheckpointRecord): Promise<CommitOutcome> {
     const tx = this.db.transaction((r: CheckpointRecord): CommitOutcome => {
       const stored = this.selectStmt.get(r.key);
-      const outcome = decideCommit(stored ? fromRow(stored) : undefined, r);
+      const outcome = decideCommit(stored ? this.fromRow(stored) : undefined, r);
       if (outcome === "committed") this.upsertStmt.run(toRow(r));
       return outcome;
     });
-    return tx.immediate(record);
+    return this.run(`committing batch ${record.batchId} of "${record.key}"`, () => tx.immediate(record));
   }
 
   /**
@@ -77,7 +91,7 @@ export class SQLiteCheckpointStore implements CheckpointStore {
    * may be stored twice.
    */
   async overwrite(record: CheckpointRecord): Promise<void> {
-    this.upsertStmt.run(toRow(record));
+    this.run(`overwriting checkpoint "${record.key}"`, () => this.upsertStmt.run(toRow(record)));
   }
 
   /** The file, so that two store objects over it serialise one key's writers (`:memory:` is private). */
@@ -86,7 +100,28 @@ export class SQLiteCheckpointStore implements CheckpointStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.db.open) this.run("closing", () => this.db.close());
+  }
+
+  /** Run a statement; a failure of the file becomes a typed error naming it. */
+  private run<T>(doing: string, work: () => T): T {
+    try {
+      return work();
+    } catch (err) {
+      throw checkpointStoreError(err, this.path, doing);
+    }
+  }
+
+  private fromRow(row: Row): CheckpointRecord {
+    return {
+      key: row.key,
+      cursor: decodeStoredCursor(row.cursor, row.key, this.path),
+      batchId: row.batch_id,
+      committedAt: new Date(row.committed_at),
+      batch: { sourceCount: row.batch_source, goodCount: row.batch_good, badCount: row.batch_bad },
+      totals: { sourceCount: row.total_source, goodCount: row.total_good, badCount: row.total_bad },
+      writerId: row.writer_id,
+    };
   }
 }
 
@@ -103,17 +138,5 @@ function toRow(r: CheckpointRecord): Row {
     total_good: r.totals.goodCount,
     total_bad: r.totals.badCount,
     writer_id: r.writerId,
-  };
-}
-
-function fromRow(row: Row): CheckpointRecord {
-  return {
-    key: row.key,
-    cursor: decodeCursor(row.cursor),
-    batchId: row.batch_id,
-    committedAt: new Date(row.committed_at),
-    batch: { sourceCount: row.batch_source, goodCount: row.batch_good, badCount: row.batch_bad },
-    totals: { sourceCount: row.total_source, goodCount: row.total_good, badCount: row.total_bad },
-    writerId: row.writer_id,
   };
 }

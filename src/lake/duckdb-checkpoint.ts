@@ -2,7 +2,8 @@ import { dirname, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
 import { DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue } from "../util/duckdb.js";
 import { decideCommit } from "../checkpoint/cas.js";
-import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
+import { encodeCursor } from "../checkpoint/codec.js";
+import { decodeStoredCursor } from "../checkpoint/stored-cursor.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { CHECKPOINT_TABLE, DUCKDB_FILE } from "./config.js";
@@ -27,14 +28,18 @@ function num(v: DuckDBValue | undefined): number {
 }
 
 /** Read a key's checkpoint inside the caller's transaction (if any). */
-export async function loadCheckpoint(conn: DuckDBConnection, key: string): Promise<CheckpointRecord | undefined> {
+export async function loadCheckpoint(
+  conn: DuckDBConnection,
+  key: string,
+  location = "the lake's checkpoint table",
+): Promise<CheckpointRecord | undefined> {
   const reader = await conn.runAndReadAll(`SELECT * FROM ${TABLE} WHERE key = $1`, [key]);
   const row = reader.getRowObjects()[0];
   if (!row) return undefined;
   const at = row["committed_at"];
   return {
     key: String(row["key"]),
-    cursor: decodeCursor(String(row["cursor"])),
+    cursor: decodeStoredCursor(String(row["cursor"]), key, location),
     batchId: num(row["batch_id"]),
     committedAt: new Date(at instanceof DuckDBTimestampValue ? Number(at.micros / 1000n) : 0),
     batch: { sourceCount: num(row["batch_source"]), goodCount: num(row["batch_good"]), badCount: num(row["batch_bad"]) },
@@ -125,7 +130,7 @@ export class DuckDBTargetCheckpointStore implements CheckpointStore {
 
   async load(key: string): Promise<CheckpointRecord | undefined> {
     const { conn } = await this.open();
-    return loadCheckpoint(conn, key);
+    return loadCheckpoint(conn, key, `${this.databasePath} (_lakelogic_checkpoints)`);
   }
 
   async commit(record: CheckpointRecord): Promise<CommitOutcome> {

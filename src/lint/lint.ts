@@ -1,6 +1,6 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
-import { formatPath, parseYaml, type YamlDoc } from "../contract/yaml.js";
+import { contractSizeMessage, formatPath, MAX_CONTRACT_BYTES, parseYaml, type YamlDoc } from "../contract/yaml.js";
 import { ConfigError } from "../errors.js";
 import { isMapping, RawContract } from "./raw.js";
 import { RULES } from "./rules/index.js";
@@ -98,23 +98,22 @@ export async function collectContractFiles(paths: readonly string[]): Promise<st
   return unique;
 }
 
+function fileProblem(file: string, message: string, suggestion: string): Finding[] {
+  return [{ id: "PARSE-000", severity: "critical", file, line: 1, column: 1, message, suggestion }];
+}
+
 async function lintFile(file: string): Promise<Finding[]> {
   let text: string;
   try {
+    // A file over the limit is judged by its size, without reading it into memory.
+    const size = (await stat(file)).size;
+    if (size > MAX_CONTRACT_BYTES) {
+      return fileProblem(file, `The file breaks a contract limit: ${contractSizeMessage(size)}.`, "Split the contract; the loader refuses this file too.");
+    }
     text = await readFile(file, "utf8");
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    return [
-      {
-        id: "PARSE-000",
-        severity: "critical",
-        file,
-        line: 1,
-        column: 1,
-        message: `The file could not be read: ${reason}.`,
-        suggestion: "Check the file's permissions, or leave it out of the linted paths.",
-      },
-    ];
+    return fileProblem(file, `The file could not be read: ${reason}.`, "Check the file's permissions, or leave it out of the linted paths.");
   }
   return lintText(text, file);
 }

@@ -1,4 +1,6 @@
 import type { LintRule } from "../types.js";
+import { name001 } from "./name-001.js";
+import { name002 } from "./name-002.js";
 import { parse000 } from "./parse-000.js";
 import { pk002 } from "./pk-002.js";
 import { stream001 } from "./stream-001.js";
@@ -10,7 +12,16 @@ import { stream004 } from "./stream-004.js";
  * Every rule, in documentation order. Adding a rule: write a module beside this one and list
  * it here; the docs test then fails until docs/lint.md is regenerated.
  */
-export const RULES: readonly LintRule[] = [parse000, pk002, stream001, stream002, stream003, stream004];
+export const RULES: readonly LintRule[] = [
+  parse000,
+  pk002,
+  stream001,
+  stream002,
+  stream003,
+  stream004,
+  name001,
+  name002,
+];
 
 export function findRule(id: string): LintRule | undefined {
   return RULES.find((r) => r.id === id);

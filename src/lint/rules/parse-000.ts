@@ -31,6 +31,15 @@ model:
   },
   check(doc) {
     const [first, ...rest] = doc.errors;
+    if (first?.limit) {
+      return [
+        {
+          message: `The file breaks a contract limit: ${first.message}.`,
+          suggestion: "Keep a contract under 4 MiB and write repeated values out instead of nesting YAML aliases; the loader refuses this file too.",
+          pos: { line: first.line, column: first.column },
+        },
+      ];
+    }
     if (first) {
       const more = rest.length === 0 ? "" : ` (and ${rest.length} more)`;
       return [
