@@ -62,7 +62,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   }
 
   const table = m.table || contract.dataset;
-  checkName("materialization.table", table);
+  checkName("materialization.table", table, format);
   const fields = contract.fields ?? [];
   const names = new Set<string>();
   for (const f of fields) {
@@ -98,7 +98,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
 
   const q = contract.quarantine;
   const qTarget = q?.target || `${table}_quarantine`;
-  checkName("quarantine.target", qTarget);
+  checkName("quarantine.target", qTarget, format);
   if (qTarget.toLowerCase() === table.toLowerCase()) {
     throw new ConfigError("quarantine.target", `must differ from the table name "${table}"`);
   }
@@ -140,9 +140,14 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
 }
 
 /** Table names double as directory names (parquet), so keep them to one safe path segment. */
-function checkName(option: string, name: string): void {
+function checkName(option: string, name: string, format: string): void {
   if (typeof name !== "string" || name.trim() === "") throw new ConfigError(option, "must not be empty");
   if (name === "." || name === ".." || /[/\\\0]/.test(name) || name.startsWith("_lakelogic")) {
     throw new ConfigError(option, `"${name}" is not a usable table name (no path separators, not "."/"..", not starting with _lakelogic)`);
+  }
+  // The DuckDB writer's temporary staging table: DuckDB resolves an unqualified name to a
+  // temporary table first, so a table of this name would have its rows written there instead.
+  if (format === "duckdb" && name.toLowerCase() === "lakelogic_stage") {
+    throw new ConfigError(option, `"${name}" is reserved for the DuckDB writer's staging table; choose another name`);
   }
 }

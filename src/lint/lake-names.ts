@@ -1,12 +1,11 @@
 /**
  * Table and quarantine names as the lake sees them: the loader's own check (resolveLakeConfig),
- * run on the names alone, plus the writer's internal tables that the loader does not reserve.
+ * run on the names alone, in the contract's format.
  */
 import type { YamlPath } from "../contract/yaml.js";
 import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { resolveLakeConfig } from "../lake/config.js";
-import { STAGE_TABLE } from "../lake/duckdb-statements.js";
 import type { RawContract } from "./raw.js";
 
 /** A name written in the contract, with the key it is written under. */
@@ -49,7 +48,7 @@ export function writesDuckDb(contract: RawContract): boolean {
 }
 
 /** Just enough of a contract for resolveLakeConfig to judge two names. */
-function namesOnly(table: string, quarantineTarget: string): Contract {
+function namesOnly(table: string, quarantineTarget: string, duckdb: boolean): Contract {
   return {
     info: {},
     dataset: table,
@@ -57,7 +56,7 @@ function namesOnly(table: string, quarantineTarget: string): Contract {
     fields: [],
     rowRules: [],
     datasetRules: [],
-    materialization: { strategy: "append", strategyDeclared: false, format: "duckdb", table, partitionBy: [] },
+    materialization: { strategy: "append", strategyDeclared: false, format: duckdb ? "duckdb" : "parquet", table, partitionBy: [] },
     quarantine: { enabled: true, target: quarantineTarget, format: "duckdb", includeErrorReason: true },
     schemaPolicy: { evolution: "strict", unknownFields: "drop" },
     warnings: [],
@@ -66,9 +65,9 @@ function namesOnly(table: string, quarantineTarget: string): Contract {
 }
 
 /** The loader's complaint about these names, for `option` (`materialization.table` or `quarantine.target`). */
-function loaderRefusal(table: string, quarantineTarget: string, option: string): string | undefined {
+function loaderRefusal(table: string, quarantineTarget: string, option: string, duckdb: boolean): string | undefined {
   try {
-    resolveLakeConfig(namesOnly(table, quarantineTarget));
+    resolveLakeConfig(namesOnly(table, quarantineTarget, duckdb));
     return undefined;
   } catch (err) {
     if (err instanceof ConfigError && err.option === option) return err.detail;
@@ -77,20 +76,9 @@ function loaderRefusal(table: string, quarantineTarget: string, option: string):
   }
 }
 
-/**
- * The DuckDB writer's staging table is a temporary table, and DuckDB resolves an unqualified
- * name to a temporary table first: a table or quarantine of that name would be written into
- * the staging table instead.
- */
-function stagingClash(name: string, duckdb: boolean): string | undefined {
-  return duckdb && name.toLowerCase() === STAGE_TABLE
-    ? `"${name}" is the name of the DuckDB writer's staging table, which would shadow it`
-    : undefined;
-}
-
 /** Why the lake would refuse (or misroute) `table` as the data table; undefined when it is usable. */
 export function tableNameProblem(table: string, duckdb: boolean): string | undefined {
-  return loaderRefusal(table, `${table}_quarantine`, "materialization.table") ?? stagingClash(table, duckdb);
+  return loaderRefusal(table, `${table}_quarantine`, "materialization.table", duckdb);
 }
 
 /**
@@ -101,5 +89,5 @@ export function quarantineTargetProblem(target: string, table: string | undefine
   // Without a usable table, judge the target on its own, beside a name it cannot clash with.
   const usable = table !== undefined && tableNameProblem(table, duckdb) === undefined;
   const beside = usable ? table : target.toLowerCase() === "t" ? "u" : "t";
-  return loaderRefusal(beside, target, "quarantine.target") ?? stagingClash(target, duckdb);
+  return loaderRefusal(beside, target, "quarantine.target", duckdb);
 }
