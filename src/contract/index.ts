@@ -11,6 +11,6 @@ export {
 } from "./sql-guard.js";
 export type { RuleExpressionOptions, RuleExpressionInfo } from "./sql-guard.js";
 export { parseFieldType, TYPE_ALIASES } from "./field-types.js";
-export { parseYaml, formatPath } from "./yaml.js";
+export { parseYaml, formatPath, MAX_CONTRACT_BYTES, MAX_YAML_ALIAS_COUNT } from "./yaml.js";
 export type { YamlDoc, YamlPath, YamlPos, YamlSyntaxProblem } from "./yaml.js";
 export type * from "./types.js";

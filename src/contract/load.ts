@@ -7,13 +7,13 @@
  * nothing is dropped silently. Everything wrong is collected and thrown as one `ContractError`.
  */
 import { existsSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { ContractError } from "./errors.js";
 import { normaliseDocument } from "./normalise/document.js";
 import { describe, isObj } from "./normalise/read.js";
 import type { Contract } from "./types.js";
-import { parseYaml } from "./yaml.js";
+import { contractSizeMessage, MAX_CONTRACT_BYTES, parseYaml } from "./yaml.js";
 
 export { regexProblem } from "./normalise/regex.js";
 
@@ -27,7 +27,7 @@ export function parseContract(text: string, file?: string): Contract {
   const doc = parseYaml(text, file);
   if (doc.errors.length > 0) {
     throw new ContractError(
-      doc.errors.map((e) => ({ path: "", message: `invalid YAML: ${e.message}`, file, line: e.line, column: e.column })),
+      doc.errors.map((e) => ({ path: "", message: e.limit ? e.message : `invalid YAML: ${e.message}`, file, line: e.line, column: e.column })),
     );
   }
   return normaliseDocument(doc.data, file, doc);
@@ -65,15 +65,30 @@ export async function loadContract(input: string | Record<string, unknown>, opti
   const trimmed = input.trim();
   const file = options?.baseDir !== undefined && !trimmed.startsWith("/") ? join(options.baseDir, trimmed) : trimmed;
   if (!looksLikePath(input, file)) return parseContract(input);
+  return parseContract(await readContractFile(file), file);
+}
+
+/** The file's text; a file over `MAX_CONTRACT_BYTES` is refused before it is read. */
+async function readContractFile(file: string): Promise<string> {
+  let size: number;
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    const handle = await open(file, "r");
+    try {
+      size = (await handle.stat()).size;
+      text = size > MAX_CONTRACT_BYTES ? "" : await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const message = code === "ENOENT" ? "contract file not found" : `cannot read the contract file (${code ?? String(e)})`;
     throw new ContractError([{ path: "", message, file, expected: "a readable YAML file" }], { cause: e });
   }
-  return parseContract(text, file);
+  if (size > MAX_CONTRACT_BYTES) {
+    throw new ContractError([{ path: "", message: contractSizeMessage(size), file, expected: "a smaller contract" }]);
+  }
+  return text;
 }
 
 /** The checkpoint key a stream uses unless told otherwise: `stream::<dataset>`, as in the original. */

@@ -15,6 +15,7 @@ import {
   EXPRESSION_KEYWORDS,
   FORBIDDEN_KEYWORDS,
   INTERVAL_UNITS,
+  JSON_EXTRACT_FUNCTIONS,
   STATEMENT_WORDS,
   TYPED_LITERAL_WORDS,
   TYPE_CONTINUATIONS,
@@ -161,6 +162,8 @@ class ExpressionWalker {
     const t = this.toks[k]!;
     if (this.at(k + 1)?.kind !== "lparen") return k + 1;
     this.checkFunction(t, t.value);
+    // `x.json_extract('$.a')`, or `schema.json_extract(x, '$.a')`: every argument may be the path.
+    this.checkJsonPath(t, k + 1, 0);
     this.functions.add(t.value);
     this.push("call", t);
     return k + 2;
@@ -179,9 +182,55 @@ class ExpressionWalker {
       this.fail(`subqueries are not allowed (${t.text} (…))`, t);
     }
     this.checkFunction(t, name);
+    this.checkJsonPath(t, k + 1, 1);
     this.functions.add(name);
     this.push("call", t);
     return k + 2;
+  }
+
+  /**
+   * `json_extract(json, path)`: a recursive path ('$..x', '$.**') returns every nested value, each
+   * a copy of part of the document, so the result grows with size × depth. The path must be a
+   * string literal (a path read from the row could be anything) without recursion.
+   */
+  private checkJsonPath(t: Tok, open: number, firstPath: number): void {
+    if (!JSON_EXTRACT_FUNCTIONS.has(t.value)) return;
+    const paths = this.argumentsAt(open).slice(firstPath);
+    const literal = `function ${t.value}() needs its path as a string literal such as '$.a.b' or '$.items[0]'`;
+    const why = "; a rule is a boolean check, and a path taken from the row could be recursive and return a copy of the document per match";
+    if (paths.length === 0) this.fail(literal + why, t);
+    for (const arg of paths) {
+      const tok = arg[0];
+      if (arg.length !== 1 || tok?.kind !== "string") this.fail(literal + why, tok ?? t);
+      if (tok.value.includes("..") || tok.value.includes("**")) {
+        this.fail(
+          `function ${t.value}() is not allowed with the recursive path '${tok.value}': it returns a copy of the document per nested match, ` +
+            "far larger than the row; a rule is a boolean check, so name one value ('$.a.b', '$.items[0]')",
+          tok,
+        );
+      }
+    }
+  }
+
+  /** The top-level arguments of the call whose '(' is at `open`, as token lists. */
+  private argumentsAt(open: number): Tok[][] {
+    const args: Tok[][] = [];
+    let current: Tok[] = [];
+    let depth = 0;
+    for (let j = open + 1; j < this.toks.length; j++) {
+      const tok = this.toks[j]!;
+      if (tok.kind === "rparen" && depth === 0) break;
+      if (tok.kind === "comma" && depth === 0) {
+        args.push(current);
+        current = [];
+        continue;
+      }
+      if (tok.kind === "lparen") depth++;
+      if (tok.kind === "rparen") depth--;
+      current.push(tok);
+    }
+    if (current.length > 0 || args.length > 0) args.push(current);
+    return args;
   }
 
   /** DATE '2024-01-01', TIMESTAMP '…', INTERVAL '1 day', INTERVAL '2' HOUR, INTERVAL 2 HOUR; else undefined. */
@@ -328,7 +377,10 @@ class ExpressionWalker {
     let j = k0 + 1;
     while (this.at(j)?.kind === "dot" && (this.at(j + 1)?.kind === "ident" || this.at(j + 1)?.kind === "qident")) j += 2;
     const last = this.at(j - 1);
-    if (j > k0 + 1 && last?.kind === "ident" && this.at(j)?.kind === "lparen") this.checkFunction(last, last.value);
+    if (j > k0 + 1 && last?.kind === "ident" && this.at(j)?.kind === "lparen") {
+      this.checkFunction(last, last.value);
+      this.checkJsonPath(last, j, 0);
+    }
   }
 
   private checkFunction(t: Tok, name: string): void {

@@ -3,6 +3,7 @@
  * whatever can never be part of a rule (comments, statement separators, odd characters).
  */
 import { RuleExpressionError } from "./rule-expression-error.js";
+import { BUILDS_STRINGS } from "./sql-words.js";
 
 export type TokKind = "ident" | "qident" | "string" | "number" | "op" | "lparen" | "rparen" | "comma" | "dot";
 export interface Tok {
@@ -15,7 +16,7 @@ export interface Tok {
   end: number;
 }
 
-const ALLOWED_OPERATORS = new Set(["=", "==", "<>", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "||", "::"]);
+const ALLOWED_OPERATORS = new Set(["=", "==", "<>", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "::"]);
 /** Characters DuckDB's lexer glues into one operator token. */
 const OPERATOR_CHARS = "+-*/<>=~!@#%^&|`?:";
 
@@ -149,6 +150,7 @@ class Lexer {
     this.i = start + run.length;
     if (run === "`" || run.startsWith("`")) this.fail('backtick identifiers are not SQL; quote identifiers with double quotes ("name")', run, start);
     if (run.startsWith("->")) this.fail("'->' (lambda or JSON arrow) is not allowed in a rule", run, start);
+    if (run === "||") this.fail(`the || operator is not allowed: it ${BUILDS_STRINGS}`, run, start);
     if (!ALLOWED_OPERATORS.has(run)) {
       this.fail(`operator '${run}' is not allowed; allowed operators: ${[...ALLOWED_OPERATORS].join(" ")}`, run, start);
     }

@@ -5,17 +5,19 @@
 
 /**
  * Pure scalar functions a rule may call. Nothing here reads files, network, settings or clocks, and
- * nothing can blow one row up into gigabytes (repeat, lpad, rpad, printf and format are left out).
+ * no result outgrows its input by more than a small constant factor (case mapping, Unicode
+ * normalisation, a date format): functions that build strings are refused (`STRING_BUILDERS`), and
+ * `json_extract` / `json_extract_string` take only a literal, non-recursive path (see the guard).
  */
 export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([
   // strings
   "length", "len", "char_length", "character_length", "octet_length", "strlen", "lower", "lcase",
-  "upper", "ucase", "trim", "ltrim", "rtrim", "substr", "substring", "left", "right", "replace",
-  "reverse", "concat", "concat_ws", "strpos", "instr", "contains",
+  "upper", "ucase", "trim", "ltrim", "rtrim", "substr", "substring", "left", "right",
+  "reverse", "strpos", "instr", "contains",
   "starts_with", "ends_with", "prefix", "suffix", "regexp_matches", "regexp_full_match",
-  "regexp_extract", "regexp_replace", "split_part", "ascii", "unicode", "ord", "chr", "md5",
+  "regexp_extract", "split_part", "ascii", "unicode", "ord", "chr", "md5",
   "sha256", "levenshtein", "damerau_levenshtein", "jaro_winkler_similarity", "jaccard",
-  "translate", "strip_accents", "nfc_normalize", "like_escape", "ilike_escape",
+  "strip_accents", "nfc_normalize", "like_escape", "ilike_escape",
   // numbers
   "abs", "round", "floor", "ceil", "ceiling", "trunc", "sign", "sqrt", "cbrt", "power", "pow", "exp",
   "ln", "log", "log10", "log2", "mod", "greatest", "least", "isnan", "isinf", "isfinite",
@@ -32,9 +34,27 @@ export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([
   "json_exists", "array_length", "list_contains", "array_contains", "list_has",
 ]);
 
+/** Why string- and list-building functions and `||` are refused; shown after "is not allowed: it". */
+export const BUILDS_STRINGS =
+  "builds a new string or list that can be far larger than its input; a rule is a boolean check and has no need to build one";
+
+/** Functions whose result can outgrow their input without bound: a row of bytes becomes gigabytes. */
+const STRING_BUILDERS = [
+  "repeat", "lpad", "rpad", "printf", "format", "replace", "regexp_replace", "concat", "concat_ws",
+  "translate", "list_concat", "list_cat", "array_concat", "array_cat", "list_append", "array_append",
+  "array_push_back", "list_prepend", "array_prepend", "array_push_front", "string_split", "str_split",
+  "string_to_array", "string_split_regex", "str_split_regex", "regexp_split_to_array",
+  "list_value", "list_pack", "array_value", "range", "generate_series", "to_json", "json_object",
+  "json_array", "json_merge_patch", "struct_pack", "map",
+];
+
+/** JSON functions that return one copy of the document per match of their path. */
+export const JSON_EXTRACT_FUNCTIONS: ReadonlySet<string> = new Set(["json_extract", "json_extract_string"]);
+
 /** Functions people reach for that must never run inside a rule, with the reason shown to them. */
 const DANGEROUS: ReadonlyMap<string, string> = new Map(
   Object.entries({
+    ...Object.fromEntries(STRING_BUILDERS.map((name) => [name, BUILDS_STRINGS])),
     read_csv: "reads files", read_csv_auto: "reads files", read_json: "reads files",
     read_json_auto: "reads files", read_json_objects: "reads files", read_ndjson: "reads files",
     read_ndjson_auto: "reads files", read_ndjson_objects: "reads files", read_parquet: "reads files",
