@@ -25,6 +25,8 @@ export interface EngineOutput {
   goodCount: number;
   /** Per dataset rule: unique → distinct key count, null_ratio → null count, row_count → unused. */
   dataset: number[];
+  /** Per dataset rule, the engine's message when measuring it threw (its `dataset` entry is then unused). */
+  datasetErrors?: ReadonlyArray<string | undefined>;
 }
 
 const MAX_SHOWN = 120;
@@ -81,8 +83,10 @@ function ruleMessage(rule: RowRule, field: string, shown: string): string {
   }
 }
 
-function datasetResult(rule: DatasetRule, measured: number, goodCount: number): DatasetRuleResult {
+function datasetResult(rule: DatasetRule, measured: number, goodCount: number, error?: string): DatasetRuleResult {
   const base = { ruleId: rule.id, kind: rule.kind, severity: rule.severity };
+  // A rule that cannot be measured has not passed.
+  if (error !== undefined) return { ...base, passed: false, observed: Number.NaN, message: `${rule.id}: cannot be evaluated: ${error}`, error };
   switch (rule.kind) {
     case "unique": {
       const dup = goodCount - measured;
@@ -290,7 +294,7 @@ export function assemble(
     if (!c.builtin || failed > 0) ruleCounts.push({ ruleId: c.ruleId, severity: c.severity, failed });
   }
   const goodCount = out?.goodCount ?? 0;
-  const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i] ?? 0, goodCount));
+  const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i] ?? 0, goodCount, out?.datasetErrors?.[i]));
   const result = { goodCount, bad, ruleCounts, datasetRules } as ValidationResult;
   if (out && typeof out.goodColumns === "function") {
     // Built on first access (and kept): a stream's writer may never need row objects.

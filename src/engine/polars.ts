@@ -12,6 +12,8 @@ import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { inlineStaged, stageComposite } from "./composite.js";
 import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
+import { addPoison, engineMessage, evaluationFailure, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
+import { polarsMeasure } from "./dataset-measure.js";
 import { compilePlan } from "./plan.js";
 import { BAD_COL, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
 import { toRustRegex } from "./regex.js";
@@ -205,11 +207,76 @@ export class PolarsEngine implements Engine {
   async validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
     if (this.closed) throw new Error("engine is closed");
     const c = this.compile(contract);
-    const enc = encodeBatch(records, c.plan);
-    const out = enc.n === 0 ? emptyOutput(c.plan) : this.run(c, enc);
-    const result = assemble(records, c.plan, enc, out);
+    const result = this.validateBatch(records, c);
     await this.releaseFrames();
     return result;
+  }
+
+  private validateBatch(records: readonly unknown[], c: Compiled): ValidationResult {
+    const enc = encodeBatch(records, c.plan);
+    if (enc.n === 0) return assemble(records, c.plan, enc, emptyOutput(c.plan));
+    let out: EngineOutput;
+    try {
+      out = this.run(c, enc);
+    } catch (err) {
+      // A rule that throws on some value: set those rows aside rather than fail the batch
+      // (which a retry would fail the same way). Anything else is thrown as before.
+      const poison = this.poisonRows(c, records, enc);
+      if (poison.size === 0) throw err;
+      const { rest, origin } = withoutPoison(records, poison);
+      const restEnc = encodeBatch(rest, c.plan);
+      let restOut: EngineOutput;
+      try {
+        restOut = restEnc.n === 0 ? emptyOutput(c.plan) : this.run(c, restEnc);
+      } catch {
+        throw err;
+      }
+      return withPoisonRows(records, poison, origin, assemble(rest, c.plan, restEnc, restOut));
+    }
+    return assemble(records, c.plan, enc, out);
+  }
+
+  /**
+   * The records on which a sql rule throws. Polars fails a whole column at once, so the rows are
+   * found by halving: a slice on which the rule throws is split until single rows remain, and
+   * each row's own error is its message.
+   */
+  private poisonRows(c: Compiled, records: readonly unknown[], enc: EncodedBatch): PoisonRows {
+    const pl = this.pl;
+    const poison: PoisonRows = new Map();
+    let typed: DataFrame;
+    try {
+      typed = this.typed(c, enc).collectSync();
+    } catch {
+      return poison;
+    }
+    const positions = typed.getColumn("__ll_i").toArray() as number[];
+    for (const check of c.plan.checks) {
+      const rule = check.rule;
+      if (rule?.kind !== "sql") continue;
+      const query = `SELECT ${sqlRule(rule.sql)} AS r FROM batch`;
+      const throws = (offset: number, length: number): unknown => {
+        try {
+          pl.SQLContext({ batch: typed.slice(offset, length).lazy() }).execute(query, { eager: true });
+          return undefined;
+        } catch (err) {
+          return err ?? new Error("failed");
+        }
+      };
+      const pending: Array<[offset: number, length: number]> = [[0, typed.height]];
+      while (pending.length > 0) {
+        const [offset, length] = pending.pop()!;
+        const err = throws(offset, length);
+        if (err === undefined) continue;
+        if (length === 1) addPoison(poison, enc.index[positions[offset]!]!, evaluationFailure(check.ruleId, err));
+        else {
+          const half = Math.ceil(length / 2);
+          // Later half first: rows come off the stack in arrival order.
+          pending.push([offset + half, length - half], [offset, half]);
+        }
+      }
+    }
+    return poison;
   }
 
   /**
@@ -326,17 +393,17 @@ export class PolarsEngine implements Engine {
       const sums = ev.select(...plan.checks.map((ch) => pl.col(ch.flag).cast(pl.Int64).sum().alias(ch.flag)));
       counts = plan.checks.map((ch) => Number(sums.getColumn(ch.flag).toArray()[0] ?? 0));
     }
-    const dataset = plan.dataset.map((d) => {
-      switch (d.rule.kind) {
-        case "unique":
-          return goodDf.select(...d.cols.map((n) => pl.col(n))).unique().height;
-        case "null_ratio":
-          return Number(goodDf.getColumn(d.cols[0]!).cast(pl.Int64).sum() ?? 0);
-        case "row_count_between":
-          return 0;
+    // A measure that throws is reported as its rule failing; the rows stand.
+    const datasetErrors: Array<string | undefined> = [];
+    const dataset = plan.dataset.map((d, i) => {
+      try {
+        return polarsMeasure(pl, goodDf, d);
+      } catch (err) {
+        datasetErrors[i] = engineMessage(err);
+        return 0;
       }
     });
-    return { goodColumns, bad, counts, goodCount, dataset };
+    return { goodColumns, bad, counts, goodCount, dataset, datasetErrors };
   }
 
   async close(): Promise<void> {

@@ -30,9 +30,11 @@ export interface DatasetRuleResult {
   kind: string;
   severity: Severity;
   passed: boolean;
-  /** The measured value (duplicate count, null ratio, row count). */
+  /** The measured value (duplicate count, null ratio, row count); NaN when the rule could not be measured. */
   observed: number;
   message: string;
+  /** The engine's message when measuring the rule threw; `passed` is then false. */
+  error?: string;
 }
 
 /**

@@ -1,0 +1,33 @@
+/**
+ * What each dataset rule measures over a batch's good rows (unique → distinct key count,
+ * null_ratio → null count, row_count_between → unused), once per engine: as one SQL aggregate
+ * over the DuckDB statement's evaluated rows, and as one Polars computation over the good rows.
+ */
+import type * as PolarsModule from "nodejs-polars";
+import { quoteIdent } from "../util/sql-text.js";
+import { BAD_COL, type DatasetPlan } from "./plan-types.js";
+
+type Pl = typeof PolarsModule.default;
+
+/** The aggregate, over rows with the bad-row flag `BAD_COL`. */
+export function duckdbMeasure(d: DatasetPlan): string {
+  switch (d.rule.kind) {
+    case "unique":
+      return `count(DISTINCT row(${d.cols.map(quoteIdent).join(", ")})) FILTER (WHERE NOT ${BAD_COL})`;
+    case "null_ratio":
+      return `count_if(NOT ${BAD_COL} AND ${quoteIdent(d.cols[0]!)})`;
+    case "row_count_between":
+      return "0";
+  }
+}
+
+export function polarsMeasure(pl: Pl, good: PolarsModule.DataFrame, d: DatasetPlan): number {
+  switch (d.rule.kind) {
+    case "unique":
+      return good.select(...d.cols.map((n) => pl.col(n))).unique().height;
+    case "null_ratio":
+      return Number(good.getColumn(d.cols[0]!).cast(pl.Int64).sum() ?? 0);
+    case "row_count_between":
+      return 0;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * What the DuckDB engine does when a batch's statement throws. The normal path is one
+ * statement; this runs only after it failed, so it may take a few more:
+ *
+ * 1. each sql rule over the batch under TRY: the rows on which it gives NULL are rows on which
+ *    the rule threw. Each is confirmed, and its message obtained, by evaluating the rule on that
+ *    record alone; those records become bad rows (see isolate.ts) and the rest is validated again;
+ * 2. when no rule throws (or the rest still fails), the statement without its dataset measures,
+ *    then each measure alone: a measure that throws is reported as its rule failing.
+ *
+ * Anything else is not the data's doing: the statement's own error is thrown, as before.
+ */
+import type { DuckDBConnection } from "../util/duckdb.js";
+import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
+import { batchPayload, buildStatement } from "./duckdb-sql.js";
+import { encodeBatch, type EncodedBatch } from "./encode.js";
+import { addPoison, engineMessage, evaluationFailure, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
+import type { Plan } from "./plan-types.js";
+import type { ValidationResult } from "./types.js";
+
+export interface RecoverContext {
+  conn: DuckDBConnection;
+  plan: Plan;
+  /** The contract's statement adds the merge's keys (keyedTarget). */
+  keys: boolean;
+  /** Runs the contract's prepared validation statement over a batch document. */
+  validate(payload: string): Promise<EngineOutput>;
+  /** Runs another validation statement of the same shape over a batch document. */
+  validateWith(sql: string, payload: string): Promise<EngineOutput>;
+}
+
+export async function recoverBatch(
+  cx: RecoverContext,
+  records: readonly unknown[],
+  enc: EncodedBatch,
+  payload: string,
+  failure: unknown,
+): Promise<ValidationResult> {
+  const plan = cx.plan;
+  const poison = await poisonRows(cx, records, enc, payload);
+  if (poison.size === 0) return assemble(records, plan, enc, await withoutFailingMeasures(cx, payload, failure));
+  const { rest, origin } = withoutPoison(records, poison);
+  const restEnc = encodeBatch(rest, plan);
+  let out: EngineOutput;
+  if (restEnc.n === 0) out = emptyOutput(plan);
+  else {
+    const restPayload = await batchPayload(plan, restEnc);
+    try {
+      out = await cx.validate(restPayload);
+    } catch {
+      out = await withoutFailingMeasures(cx, restPayload, failure);
+    }
+  }
+  return withPoisonRows(records, poison, origin, assemble(rest, plan, restEnc, out));
+}
+
+/** The records on which a sql rule throws, each with the rules that throw on it and their messages. */
+async function poisonRows(cx: RecoverContext, records: readonly unknown[], enc: EncodedBatch, payload: string): Promise<PoisonRows> {
+  const { conn, plan } = cx;
+  const poison: PoisonRows = new Map();
+  for (const check of plan.checks) {
+    const rule = check.rule;
+    if (rule?.kind !== "sql") continue;
+    let positions: number[];
+    try {
+      const found = await conn.runAndReadAll(buildStatement(plan, { probe: rule.sql, probeErrors: true }), [payload]);
+      positions = found.getRows().map((row) => Number(row[0]));
+    } catch {
+      // TRY refuses some expressions (volatile functions): this rule is not looked into.
+      continue;
+    }
+    if (positions.length === 0) continue;
+    const alone = await conn.prepare(buildStatement(plan, { probe: rule.sql }));
+    try {
+      for (const pos of positions) {
+        const index = enc.index[pos]!;
+        alone.bindVarchar(1, await batchPayload(plan, encodeBatch([records[index]], plan)));
+        try {
+          await alone.run();
+        } catch (err) {
+          addPoison(poison, index, evaluationFailure(check.ruleId, err));
+        }
+      }
+    } finally {
+      alone.destroySync();
+    }
+  }
+  return poison;
+}
+
+/**
+ * The batch's output with each dataset measure taken on its own: one that throws is reported as
+ * its rule failing. Throws `failure` when the statement fails without measures too.
+ */
+async function withoutFailingMeasures(cx: RecoverContext, payload: string, failure: unknown): Promise<EngineOutput> {
+  const plan = cx.plan;
+  if (plan.dataset.length === 0) throw failure;
+  let out: EngineOutput;
+  try {
+    out = await cx.validateWith(buildStatement(plan, { keys: cx.keys, measures: false }), payload);
+  } catch {
+    throw failure;
+  }
+  const dataset: number[] = [];
+  const datasetErrors: Array<string | undefined> = [];
+  for (let i = 0; i < plan.dataset.length; i++) {
+    try {
+      const r = await cx.conn.runAndReadAll(buildStatement(plan, { measures: i }), [payload]);
+      dataset.push(Number(r.getRows()[0]?.[0] ?? 0));
+    } catch (err) {
+      dataset.push(0);
+      datasetErrors[i] = engineMessage(err);
+    }
+  }
+  return { ...out, dataset, datasetErrors };
+}
