@@ -6,8 +6,18 @@
  */
 import { ConfigError } from "../../errors.js";
 import { waitUntil } from "../../util/wait.js";
-import { LeaseKeeper, SingleStream, defaultWarn, errorText, type Lease, type QueueHooks } from "./queue.js";
-import { parseOptions, type ComponentSpec, type OptionsOf } from "./spec.js";
+import { backoffDelay, resolveRetry, type ResolvedRetryPolicy, type RetryPolicy } from "./backoff.js";
+import {
+  LeaseKeeper,
+  QueueUnreachableError,
+  SingleStream,
+  defaultWarn,
+  errorText,
+  isNetworkError,
+  type Lease,
+  type QueueHooks,
+} from "./queue.js";
+import { parseOptions, type ComponentSpec, type OptionSpec, type OptionsOf } from "./spec.js";
 import type { AckSource, ReceivedRecord, SourceLag, StreamConnector } from "./types.js";
 import { SourceClosedError } from "./errors.js";
 
@@ -29,9 +39,44 @@ export function queueOptions<S extends ComponentSpec>(
   return { options: parseOptions(spec, rest), hooks: { onPoison, onWarning } };
 }
 
+/**
+ * How often a queue connector tries to reach its service before a receive fails: up to about
+ * 35 s of backoff in all, so a blip does not fail a run and a dead endpoint does not hang it.
+ */
+export const QUEUE_RETRY: Readonly<RetryPolicy> = Object.freeze({ initialDelayMs: 500, maxDelayMs: 10_000, multiplier: 2, jitter: 0.3, maxAttempts: 8 });
+
+/** The `retry` option every queue connector declares. */
+export const queueRetryOption = {
+  type: "object",
+  description:
+    "Attempts to reach the service before a receive fails (connection refused or reset, DNS, timeouts, 5xx): " +
+    "`maxAttempts` (8), `initialDelayMs` (500), `maxDelayMs` (10000), `multiplier` (2), `jitter` (0.3). " +
+    "An unreachable service fails the run; it is never taken for an empty queue.",
+} as const satisfies OptionSpec;
+
+/** A queue connector's `retry` option, with QUEUE_RETRY filling what it leaves out. */
+function queueRetry(retry: unknown): ResolvedRetryPolicy {
+  const given = typeof retry === "object" && retry !== null && !Array.isArray(retry) ? { ...QUEUE_RETRY, ...retry } : (retry ?? QUEUE_RETRY);
+  return resolveRetry(given);
+}
+
+/** The spec check of `retry`: a message naming the bad key, or undefined. */
+export function checkQueueRetry(o: Record<string, unknown>): { option: string; message: string } | undefined {
+  try {
+    queueRetry(o.retry);
+  } catch (err) {
+    return { option: "retry", message: (err as Error).message };
+  }
+  return undefined;
+}
+
 export interface QueueConnectorInit {
   /** For messages, e.g. `sqs https://…/orders`. */
   description: string;
+  /** The service's endpoint as errors show it: no credentials, no query string. */
+  endpoint: string;
+  /** The `retry` option as given (QUEUE_RETRY fills what it leaves out). */
+  retry: Record<string, unknown> | undefined;
   hooks: QueueHooks;
   /** The code of the default warning (process.emitWarning), e.g. `LAKELOGIC_SQS`. */
   warningCode: string;
@@ -54,6 +99,14 @@ export interface Taken<Token, Held> {
 export abstract class QueueConnector<Token, Held extends HeldMessage> implements AckSource<Token>, StreamConnector {
   readonly kind = "ack" as const;
   readonly description: string;
+  protected readonly endpoint: string;
+  protected readonly retry: ResolvedRetryPolicy;
+  /**
+   * Whether the service answered the last call that finished (any answer, an empty one too);
+   * false before the first and after a call that could not reach it. A connector that receives
+   * in the background reports "nothing" only while this is true.
+   */
+  protected reachable = false;
   protected readonly warn: (message: string) => void;
   /** Messages handed out and not yet settled (acked, nacked or given back), by key. */
   protected readonly held = new Map<string, Held>();
@@ -64,9 +117,13 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
   /** When the oldest message of the last receive was produced: the lag once nothing is held. */
   private lastOldest: number | undefined;
   private waker: (() => void) | undefined;
+  /** Ends the backoff waits of `reach` on close(). */
+  private readonly retryWakers = new Set<() => void>();
 
   protected constructor(init: QueueConnectorInit) {
     this.description = init.description;
+    this.endpoint = init.endpoint;
+    this.retry = queueRetry(init.retry);
     this.warn = init.hooks.onWarning ?? defaultWarn(init.warningCode);
     this.onPoison = init.hooks.onPoison;
     this.streamBatch = init.streamBatch;
@@ -120,6 +177,7 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
     this.closed = true;
     this.streaming.abort();
     this.wake();
+    for (const wake of [...this.retryWakers]) wake();
     await this.giveBack();
     this.forgetAll();
     await this.disconnect();
@@ -149,17 +207,54 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
   }
 
   /**
-   * Wait until `ready()`, the signal aborts, close() or `waitMs` passed — for connectors that
-   * receive into a buffer of their own. `poke` runs before each wait (e.g. to start a poll).
+   * Wait until `ready()`, the signal aborts, close() or `waitMs` passed (undefined: no limit) —
+   * for connectors that receive into a buffer of their own. `poke` runs before each wait (e.g. to
+   * start a poll).
    */
-  protected async waitFor(ready: () => boolean, waitMs: number, signal: AbortSignal, poke?: () => void): Promise<void> {
-    const deadline = Date.now() + waitMs;
+  protected async waitFor(ready: () => boolean, waitMs: number | undefined, signal: AbortSignal, poke?: () => void): Promise<void> {
+    const deadline = waitMs === undefined ? undefined : Date.now() + waitMs;
     while (!ready() && !signal.aborted && !this.closed) {
       poke?.();
-      const left = deadline - Date.now();
-      if (left <= 0) break;
+      const left = deadline === undefined ? undefined : deadline - Date.now();
+      if (left !== undefined && left <= 0) break;
       await waitUntil(left, signal, (wake) => (this.waker = wake));
     }
+  }
+
+  /**
+   * One call to the service, made again (with backoff) while the service cannot be reached, at
+   * most `retry.maxAttempts` times; then QueueUnreachableError. Other errors — answers of the
+   * service — pass through at once. A stop (`signal`) or close() ends the retries with the error.
+   */
+  protected async reach<T>(operation: string, call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await call();
+        this.reachable = true;
+        return out;
+      } catch (err) {
+        if (!this.unreachable(err)) throw err;
+        this.reachable = false;
+        if (signal?.aborted || this.closed) throw err;
+        if (attempt >= this.retry.maxAttempts) {
+          throw new QueueUnreachableError(this.description, this.endpoint, attempt, `${operation}: ${errorText(err)}`, { cause: err });
+        }
+        const delayMs = backoffDelay(this.retry, attempt);
+        this.warn(`${this.description}: cannot reach ${this.endpoint} (${operation}: ${errorText(err)}); retrying in ${delayMs} ms (attempt ${attempt} of ${this.retry.maxAttempts})`);
+        let mine: (() => void) | undefined;
+        await waitUntil(delayMs, signal, (wake) => {
+          if (mine) this.retryWakers.delete(mine);
+          mine = wake;
+          if (wake) this.retryWakers.add(wake);
+        });
+        if (this.closed || signal?.aborted) throw err;
+      }
+    }
+  }
+
+  /** Whether `err` means the service was not reached (retried by `reach`). */
+  protected unreachable(err: unknown): boolean {
+    return isNetworkError(err);
   }
 
   /** Something arrived (or failed): end a `waitFor` now. */

@@ -63,6 +63,47 @@ export class QueueReceiveError extends LakeLogicError {
   }
 }
 
+/**
+ * The queue service could not be reached (connection refused or reset, DNS, a timeout, a service
+ * that is down) after the connector's own retries. Never reported as an empty queue: "empty" is
+ * an answer, and there was none.
+ */
+export class QueueUnreachableError extends LakeLogicError {
+  /** The endpoint tried, without credentials or query string. */
+  readonly endpoint: string;
+  readonly attempts: number;
+  constructor(connector: string, endpoint: string, attempts: number, detail: string, options?: { cause?: unknown }) {
+    super(
+      "QUEUE_UNREACHABLE",
+      `${connector}: could not reach ${endpoint} after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${detail}`,
+      { ...options, retriable: true },
+    );
+    this.endpoint = endpoint;
+    this.attempts = attempts;
+  }
+}
+
+/** Node's codes for a connection that could not be made or was lost. */
+const NETWORK_CODES = ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED", "ESOCKETTIMEDOUT"];
+const NETWORK_TEXT = new RegExp(`\\b(${NETWORK_CODES.join("|")})\\b|socket hang up`);
+
+/**
+ * Whether an error says the service was not reached (a network failure), looking through the
+ * error's `code`, its message and its causes. An answer of the service (a 4xx, a missing queue)
+ * is not one.
+ */
+export function isNetworkError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if (typeof e === "string") return NETWORK_TEXT.test(e);
+    if (typeof e !== "object") return false;
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string" && NETWORK_CODES.includes(code)) return true;
+    if (typeof message === "string" && NETWORK_TEXT.test(message)) return true;
+    e = cause;
+  }
+  return false;
+}
+
 export interface Lease<M> {
   message: M;
   /** When the current lease ends (ms since epoch). */

@@ -3,9 +3,11 @@ import type { ReceivedRecord } from "../core/types.js";
 import {
   QueueAckError,
   QueueReceiveError,
+  QueueUnreachableError,
   chunks,
   decodeBody,
   errorText,
+  isNetworkError,
   mapLimit,
   queueRecord,
   wrapJson,
@@ -13,7 +15,7 @@ import {
   type Lease,
   type QueueHooks,
 } from "../core/queue.js";
-import { LeasedQueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
+import { LeasedQueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
@@ -55,6 +57,7 @@ export const eventgridSpec = {
     lockDurationSeconds: { type: "integer", min: 1, max: 300, default: 60, description: "The subscription's receive lock duration; locks are renewed when half of it is left." },
     maxLockRenewalSeconds: { type: "integer", min: 1, default: 3600, description: "Stop renewing an event's lock after it was held this long." },
     unwrapData: { type: "boolean", default: true, description: "The record is the CloudEvent's `data` (envelope fields go to `meta`); false makes it the whole event." },
+    retry: queueRetryOption,
   },
   check: (o) => {
     const endpoint = o.endpoint as string;
@@ -65,7 +68,7 @@ export const eventgridSpec = {
     if (endpoint.startsWith("http://") && !isLoopback(endpoint)) {
       return { option: "endpoint", message: `expected https (plain http is accepted only for 127.0.0.1, localhost or [::1]); got ${JSON.stringify(endpoint)}` };
     }
-    return undefined;
+    return checkQueueRetry(o);
   },
 } as const satisfies ComponentSpec;
 
@@ -105,8 +108,13 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
       "{ endpoint, topicName, subscriptionName, maxEvents?, maxWaitTimeSeconds? }",
     );
     const endpoint = o.endpoint.replace(/\/+$/, "");
+    // Shown without credentials or query string (a SAS token may travel there).
+    const url = new URL(endpoint);
+    const hostPath = `${url.host}${url.pathname.replace(/\/+$/, "")}`;
     super({
-      description: `eventgrid ${endpoint.replace(/^https?:\/\//, "")}/${o.topicName}/${o.subscriptionName}`,
+      description: `eventgrid ${hostPath}/${o.topicName}/${o.subscriptionName}`,
+      endpoint: `${url.protocol}//${hostPath}`,
+      retry: o.retry,
       hooks,
       warningCode: "LAKELOGIC_EVENTGRID",
       streamBatch: { max: o.maxEvents, waitMs: o.maxWaitTimeSeconds * 1000 },
@@ -117,7 +125,13 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
 
   protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<EventGridAckToken, Held>>> {
     if (max <= 0) return [];
-    await this.waitFor(() => this.buffer.length > 0 || this.failure !== undefined, waitMs, signal, () => void this.startPoll());
+    const poke = () => void this.startPoll();
+    await this.waitFor(() => this.buffer.length > 0 || this.failure !== undefined, waitMs, signal, poke);
+    // Nothing yet is "empty" only once the service has answered; until then the poll goes on,
+    // and ends with an answer or, after its retries, an error.
+    if (this.buffer.length === 0 && this.failure === undefined && !this.reachable) {
+      await this.waitFor(() => this.buffer.length > 0 || this.failure !== undefined || this.reachable, undefined, signal, poke);
+    }
     if (this.failure) {
       const err = this.failure;
       this.failure = undefined;
@@ -141,7 +155,7 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
       await mapLimit(chunks(lockTokens, 100), 4, async (chunk) => {
         let failed: FailedLockToken[];
         try {
-          failed = (await client[op](chunk)).failedLockTokens;
+          failed = (await this.reach(op, () => client[op](chunk))).failedLockTokens;
         } catch (err) {
           throw new QueueAckError(this.description, op, errorText(err), { cause: err });
         }
@@ -180,11 +194,8 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
     this.poll = (async () => {
       try {
         const client = await this.sdkClient();
-        const result = await client.receiveEvents<unknown>({
-          maxEvents: this.o.maxEvents,
-          maxWaitTime: this.o.maxWaitTimeSeconds,
-          abortSignal: abort.signal,
-        });
+        const options = { maxEvents: this.o.maxEvents, maxWaitTime: this.o.maxWaitTimeSeconds, abortSignal: abort.signal };
+        const result = await this.reach("receive", () => client.receiveEvents<unknown>(options), abort.signal);
         const leaseMs = this.o.lockDurationSeconds * 1000;
         for (const d of result.details) {
           this.leases.hold(d.brokerProperties.lockToken, d.brokerProperties.lockToken, leaseMs);
@@ -192,7 +203,7 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
           else this.buffer.push(d);
         }
       } catch (err) {
-        if (!abort.signal.aborted && !this.closed) this.failure = this.receiveError(err);
+        if (!abort.signal.aborted && !this.closed) this.failure = err instanceof QueueUnreachableError ? err : this.receiveError(err);
       } finally {
         this.poll = undefined;
         this.pollAbort = undefined;
@@ -220,7 +231,7 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
     const client = await this.sdkClient();
     await mapLimit(chunks(lockTokens, 100), 4, async (chunk) => {
       try {
-        this.reportFailed("releaseEvents", (await client.releaseEvents(chunk)).failedLockTokens);
+        this.reportFailed("releaseEvents", (await this.reach("releaseEvents", () => client.releaseEvents(chunk))).failedLockTokens);
       } catch (err) {
         this.warn(`${this.description}: could not release events (they come back when their locks expire): ${errorText(err)}`);
       }
@@ -232,12 +243,18 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
     const tokens = leases.map((l) => l.message);
     const failed = new Set<string>();
     for (const chunk of chunks(tokens, 100)) {
-      const out = await client.renewEventLocks(chunk);
+      const out = await this.reach("renewEventLocks", () => client.renewEventLocks(chunk));
       for (const f of out.failedLockTokens) failed.add(f.lockToken);
       this.reportFailed("renewEventLocks", out.failedLockTokens);
     }
     const at = Date.now() + this.o.lockDurationSeconds * 1000;
     return tokens.map((t) => (failed.has(t) ? Number.POSITIVE_INFINITY : at));
+  }
+
+  /** Network failures and a service that is busy or down (408, 429, 5xx). */
+  protected override unreachable(err: unknown): boolean {
+    const status = (err as { statusCode?: number }).statusCode;
+    return isNetworkError(err) || (status !== undefined && (status === 408 || status === 429 || status >= 500));
   }
 
   private reportFailed(op: string, failed: FailedLockToken[]): void {
@@ -259,7 +276,9 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
         credential = new identity.DefaultAzureCredential();
       }
       const insecure = this.o.endpoint.startsWith("http://"); // loopback only, checked by the spec
-      return new sdk.EventGridReceiverClient(this.o.endpoint, credential, this.o.topicName, this.o.subscriptionName, insecure ? { allowInsecureConnection: true } : {});
+      // Every attempt is the connector's (`reach`), so a failed one is seen at once, not after the SDK's.
+      const options = { retryOptions: { maxRetries: 0 }, ...(insecure ? { allowInsecureConnection: true } : {}) };
+      return new sdk.EventGridReceiverClient(this.o.endpoint, credential, this.o.topicName, this.o.subscriptionName, options);
     })();
     this.client.catch(() => (this.client = undefined));
     return this.client;

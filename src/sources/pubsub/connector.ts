@@ -1,8 +1,9 @@
 import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
 import type { ReceivedRecord } from "../core/types.js";
-import { QueueReceiveError, decodeBody, errorText, queueRecord, type QueueHooks } from "../core/queue.js";
-import { QueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
+import { redactUrl } from "../core/errors.js";
+import { QueueReceiveError, QueueUnreachableError, decodeBody, errorText, isNetworkError, queueRecord, type QueueHooks } from "../core/queue.js";
+import { QueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
@@ -42,13 +43,14 @@ export const pubsubSpec = {
     maxExtensionMinutes: { type: "number", min: 0.1, default: 60, description: "Stop extending a message's ack deadline after it was held this long." },
     apiEndpoint: { type: "string", description: "API endpoint `host:port`. Default: Google's, or `PUBSUB_EMULATOR_HOST` when set." },
     streams: { type: "integer", min: 1, max: 64, default: 5, description: "Streaming pull connections opened in parallel." },
+    retry: queueRetryOption,
   },
   check: (o) => {
     const sub = o.subscription as string;
     if (sub.includes("/") && !/^projects\/[^/]+\/subscriptions\/[^/]+$/.test(sub)) {
       return { option: "subscription", message: `expected a name or projects/<project>/subscriptions/<name>; got ${JSON.stringify(sub)}` };
     }
-    return undefined;
+    return checkQueueRetry(o);
   },
 } as const satisfies ComponentSpec;
 
@@ -85,6 +87,8 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
     const projectId = o.projectId ?? /^projects\/([^/]+)\/subscriptions\//.exec(o.subscription)?.[1];
     super({
       description: `pubsub ${o.subscription.includes("/") ? o.subscription : `${projectId ?? "<adc project>"}/${o.subscription}`}`,
+      endpoint: shownEndpoint(o.apiEndpoint ?? process.env.PUBSUB_EMULATOR_HOST ?? "pubsub.googleapis.com:443"),
+      retry: o.retry,
       hooks,
       warningCode: "LAKELOGIC_PUBSUB",
       streamBatch: { max: Math.min(o.maxMessages, 500), waitMs: 10_000 },
@@ -93,9 +97,12 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
   }
 
   protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<PubSubAckToken, Held>>> {
-    await this.open();
+    const { subscription } = await this.open();
     await this.waitFor(() => this.buffer.length > 0 || this.failure !== undefined, waitMs, signal);
     if (this.failure) throw this.failure;
+    // A streaming pull that cannot connect looks exactly like an empty subscription, and the
+    // client retries it for minutes: nothing is "empty" until the service has answered.
+    if (this.buffer.length === 0 && !this.reachable && !signal.aborted && !this.closed) await this.confirm(subscription, signal);
     return this.buffer.splice(0, Math.max(0, max)).map((m) => ({
       key: m.ackId,
       held: { message: m, producedAt: m.publishTime.getTime() },
@@ -155,6 +162,33 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
     await opened.pubsub.close().catch(() => undefined);
   }
 
+  /** Ask the service about the subscription (bounded retries): an answer proves it is reachable. */
+  private async confirm(subscription: Subscription, signal: AbortSignal): Promise<void> {
+    try {
+      await this.reach(
+        "GetSubscription",
+        async () => {
+          try {
+            await subscription.getMetadata({ retry: null, timeout: 20_000 });
+          } catch (err) {
+            // A subscriber need not be allowed to read the subscription's settings: still an answer.
+            if ((err as { code?: number }).code !== GRPC_PERMISSION_DENIED) throw err;
+          }
+        },
+        signal,
+      );
+    } catch (err) {
+      if (signal.aborted || this.closed) return;
+      throw err instanceof QueueUnreachableError ? err : this.receiveError(err);
+    }
+  }
+
+  /** UNAVAILABLE and DEADLINE_EXCEEDED, and network failures the client passes on as they are. */
+  protected override unreachable(err: unknown): boolean {
+    const code = (err as { code?: unknown }).code;
+    return code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED || isNetworkError(err);
+  }
+
   private toRecord(m: PubSubMessage): ReceivedRecord<PubSubAckToken> {
     const publishedAt = m.publishTime.getTime();
     const position = { messageId: m.id };
@@ -188,8 +222,14 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
       });
       subscription.on("message", (m: PubSubMessage) => {
         if (this.closed) return m.nack();
+        this.reachable = true;
         this.buffer.push(m);
         this.wake();
+      });
+      // A stream that ended and will be retried (the client's own loop): unconfirmed again.
+      subscription.on("debug", (msg: { error?: Error }) => {
+        const error = msg.error;
+        if (error !== undefined && this.unreachable(error)) this.reachable = false;
       });
       subscription.on("error", (err: unknown) => {
         this.failure = this.receiveError(err);
@@ -215,6 +255,15 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
     }
     return new QueueReceiveError(this.description, text, { cause: err });
   }
+}
+
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_PERMISSION_DENIED = 7;
+const GRPC_UNAVAILABLE = 14;
+
+/** `host:port`, or a URL without credentials and query string. */
+function shownEndpoint(endpoint: string): string {
+  return endpoint.includes("://") ? redactUrl(endpoint) : endpoint.replace(/^[^@/]*@/, "").replace(/[/?].*$/, "");
 }
 
 /** `{ "type": "pubsub", "subscription": "...", ... }` → PubSubConnector (an ack source). */

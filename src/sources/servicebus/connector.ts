@@ -10,8 +10,10 @@ import type { ReceivedRecord } from "../core/types.js";
 import {
   QueueAckError,
   QueueReceiveError,
+  QueueUnreachableError,
   decodeBody,
   errorText,
+  isNetworkError,
   mapLimit,
   queueRecord,
   wrapJson,
@@ -19,7 +21,7 @@ import {
   type Lease,
   type QueueHooks,
 } from "../core/queue.js";
-import { LeasedQueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
+import { LeasedQueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
@@ -75,6 +77,7 @@ export const servicebusSpec = {
     maxLockRenewalSeconds: { type: "integer", min: 1, default: 3600, description: "Stop renewing a message's lock after it was held this long." },
     deadLetterReason: { type: "string", default: DEFAULT_DEAD_LETTER_REASON, description: "`deadLetterReason` of poison messages; the description says why the body could not be decoded." },
     reportBacklog: { type: "boolean", default: true, description: "Report the active message count as lag through the administration API (needs Manage rights; turned off after the first refusal)." },
+    retry: queueRetryOption,
   },
   check: (o) => {
     if (o.connectionString !== undefined && o.namespace !== undefined) {
@@ -87,7 +90,7 @@ export const servicebusSpec = {
     if (topic && (o.topicName === undefined || o.subscriptionName === undefined)) {
       return { option: o.topicName === undefined ? "topicName" : "subscriptionName", message: "topicName and subscriptionName go together" };
     }
-    return undefined;
+    return checkQueueRetry(o);
   },
 } as const satisfies ComponentSpec;
 
@@ -134,6 +137,8 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
     const entity = o.queueName ?? `${o.topicName}/subscriptions/${o.subscriptionName}`;
     super({
       description: `servicebus ${namespaceHost(o) ?? "<receiver>"}/${entity}`,
+      endpoint: namespaceHost(o) ?? "<receiver>",
+      retry: o.retry,
       hooks,
       warningCode: "LAKELOGIC_SERVICEBUS",
       streamBatch: { max: o.maxMessages, waitMs: o.maxWaitTimeMs },
@@ -147,14 +152,12 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
     if (signal.aborted || max <= 0) return [];
     const { receiver } = await this.open();
     let messages: ServiceBusReceivedMessage[];
+    const options = { maxWaitTimeInMs: Math.max(1, Math.min(waitMs, this.o.maxWaitTimeMs)), abortSignal: signal };
     try {
-      messages = await receiver.receiveMessages(Math.min(max, this.o.maxMessages), {
-        maxWaitTimeInMs: Math.max(1, Math.min(waitMs, this.o.maxWaitTimeMs)),
-        abortSignal: signal,
-      });
+      messages = await this.reach("receiveMessages", () => receiver.receiveMessages(Math.min(max, this.o.maxMessages), options), signal);
     } catch (err) {
       if (signal.aborted) return [];
-      throw this.receiveError(err);
+      throw err instanceof QueueUnreachableError ? err : this.receiveError(err);
     }
     const now = Date.now();
     const taken: Array<Taken<ServiceBusAckToken, Held>> = [];
@@ -243,6 +246,15 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
     }
   }
 
+  /**
+   * The SDK gives up on a refused connection at once ("GeneralError: ECONNREFUSED") and on a busy
+   * or silent service after its own retries: both are retried here.
+   */
+  protected override unreachable(err: unknown): boolean {
+    const code = (err as { code?: unknown }).code;
+    return code === "ServiceCommunicationProblem" || code === "ServiceBusy" || code === "ServiceTimeout" || isNetworkError(err);
+  }
+
   protected keyOf(token: ServiceBusAckToken): string {
     return token.lockToken;
   }
@@ -287,13 +299,15 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
       const sdk = await requirePeer<ServiceBusModule>("@azure/service-bus", "The Service Bus connector");
       let client: ServiceBusClient;
       let admin: ServiceBusAdministrationClient | undefined;
+      // The SDK's own retries (busy, timeouts) follow the `retry` option's pace, not 30 s apart.
+      const retryOptions = { mode: sdk.RetryMode.Exponential, maxRetries: 3, retryDelayInMs: this.retry.initialDelayMs, maxRetryDelayInMs: this.retry.maxDelayMs };
       if (this.o.connectionString) {
-        client = new sdk.ServiceBusClient(this.o.connectionString);
+        client = new sdk.ServiceBusClient(this.o.connectionString, { retryOptions });
         if (this.o.reportBacklog) admin = new sdk.ServiceBusAdministrationClient(this.o.connectionString);
       } else {
         const identity = await requirePeer<IdentityModule>("@azure/identity", "The Service Bus connector with a namespace (DefaultAzureCredential)");
         const credential = new identity.DefaultAzureCredential();
-        client = new sdk.ServiceBusClient(namespaceHost(this.o)!, credential);
+        client = new sdk.ServiceBusClient(namespaceHost(this.o)!, credential, { retryOptions });
         if (this.o.reportBacklog) admin = new sdk.ServiceBusAdministrationClient(namespaceHost(this.o)!, credential);
       }
       // Lock renewal is ours (LeaseKeeper): the SDK's auto-renewal is off so only one mechanism runs.

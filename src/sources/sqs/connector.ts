@@ -1,9 +1,12 @@
 import type { Message as SqsMessage, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
 import { ConfigError } from "../../errors.js";
 import type { ReceivedRecord } from "../core/types.js";
+import { redactUrl } from "../core/errors.js";
 import {
   QueueAckError,
   QueueReceiveError,
+  QueueUnreachableError,
+  isNetworkError,
   chunks,
   decodeBody,
   errorText,
@@ -12,7 +15,7 @@ import {
   type Lease,
   type QueueHooks,
 } from "../core/queue.js";
-import { LeasedQueueConnector, queueOptions, type Taken } from "../core/queue-connector.js";
+import { LeasedQueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
 
@@ -65,6 +68,7 @@ export const sqsSpec = {
     concurrency: { type: "integer", min: 1, max: 16, default: 4, description: "ReceiveMessage calls in parallel when a batch needs more than `maxMessages`." },
     unwrapSns: { type: "boolean", default: false, description: "Bodies are SNS notifications (not raw delivery): the record is the envelope's `Message`; topic, subject and SNS attributes go to `meta.sns`." },
     maxExtensionSeconds: { type: "integer", min: 1, default: 3600, description: "Stop extending a message's visibility after it was held this long." },
+    retry: queueRetryOption,
   },
   check: (o) => {
     const url = o.queueUrl as string;
@@ -74,7 +78,7 @@ export const sqsSpec = {
     if (o.endpoint !== undefined && !/^https?:\/\//.test(o.endpoint as string)) {
       return { option: "endpoint", message: `expected an http(s) URL; got ${JSON.stringify(o.endpoint)}` };
     }
-    return undefined;
+    return checkQueueRetry(o);
   },
 } as const satisfies ComponentSpec;
 
@@ -110,7 +114,9 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
       "{ queueUrl, region?, maxMessages?, waitTimeSeconds?, visibilityTimeout? }",
     );
     super({
-      description: `sqs ${o.queueUrl.replace(/\?.*$/, "")}`,
+      description: `sqs ${redactUrl(o.queueUrl)}`,
+      endpoint: redactUrl(o.endpoint ?? new URL(o.queueUrl).origin).replace(/\/$/, ""),
+      retry: o.retry,
       hooks,
       warningCode: "LAKELOGIC_SQS",
       streamBatch: { max: o.maxMessages * o.concurrency, waitMs: o.waitTimeSeconds * 1000 },
@@ -139,23 +145,21 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
     try {
       responses = await Promise.all(
         sizes.map(async (n) => {
-          const out = await client.send(
-            new sdk.ReceiveMessageCommand({
-              QueueUrl: this.o.queueUrl,
-              MaxNumberOfMessages: n,
-              WaitTimeSeconds: wait,
-              VisibilityTimeout: this.o.visibilityTimeout,
-              MessageAttributeNames: ["All"],
-              MessageSystemAttributeNames: ["All"],
-            }),
-            { abortSignal: signal },
-          );
+          const command = new sdk.ReceiveMessageCommand({
+            QueueUrl: this.o.queueUrl,
+            MaxNumberOfMessages: n,
+            WaitTimeSeconds: wait,
+            VisibilityTimeout: this.o.visibilityTimeout,
+            MessageAttributeNames: ["All"],
+            MessageSystemAttributeNames: ["All"],
+          });
+          const out = await this.reach("ReceiveMessage", () => client.send(command, { abortSignal: signal }), signal);
           return out.Messages ?? [];
         }),
       );
     } catch (err) {
       if (signal.aborted) return [];
-      throw this.receiveError(err);
+      throw err instanceof QueueUnreachableError ? err : this.receiveError(err);
     }
     const taken: Array<Taken<SQSAckToken, Held>> = [];
     const leaseMs = this.o.visibilityTimeout * 1000;
@@ -244,6 +248,12 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
   protected override async disconnect(): Promise<void> {
     const c = await this.client?.catch(() => undefined);
     c?.client.destroy();
+  }
+
+  /** Network failures, and a service that stayed in error through the SDK's own retries (5xx). */
+  protected override unreachable(err: unknown): boolean {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    return isNetworkError(err) || (status !== undefined && status >= 500);
   }
 
   protected keyOf(token: SQSAckToken): string {
