@@ -3,6 +3,7 @@ import type { DatasetRuleResult, Engine, GoodColumns, Row, RuleCount } from "../
 import type { QuarantineRow } from "../lake/types.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
+import { DEFAULT_RECORD_LIMITS, limitBreach, limitQuarantineRow, type RecordLimits } from "./limits.js";
 
 export interface ValidatedBatch {
   sourceCount: number;
@@ -20,13 +21,16 @@ export interface ValidatedBatch {
 export const DECODE_RULE_ID = "decode";
 
 /**
- * Decode failures become bad rows straight away (I6); everything else goes through the engine
- * in one columnar call. Bad rows keep the raw payload and source position for quarantine.
+ * Decode failures and records beyond the record limits (too deep, cyclic, too large) become bad
+ * rows straight away (I6), so neither the engine nor the lake ever walks them; everything else
+ * goes through the engine in one columnar call. Bad rows keep the raw payload and source
+ * position for quarantine.
  */
 export async function validateRecords(
   engine: Engine,
   contract: Contract,
   records: readonly SourceRecord[],
+  limits: RecordLimits = DEFAULT_RECORD_LIMITS,
 ): Promise<ValidatedBatch> {
   const values: unknown[] = [];
   const origin: SourceRecord[] = [];
@@ -39,6 +43,11 @@ export async function validateRecords(
         errors: [{ ruleId: DECODE_RULE_ID, message: r.decodeError }],
         position: r.position,
       });
+      continue;
+    }
+    const breach = limitBreach(r, limits);
+    if (breach !== undefined) {
+      bad.push(limitQuarantineRow(r, breach));
     } else {
       values.push(r.value);
       origin.push(r);

@@ -16,3 +16,14 @@ export class LakeBusyError extends LakeLogicError {
     super("LAKE_BUSY", message, { retriable: true });
   }
 }
+
+/**
+ * A value cannot be written as JSON: it refers to itself, or it is nested deeper than the writer
+ * goes (which keeps the writer's recursion far from the stack's limit). Writing it again fails
+ * the same way.
+ */
+export class JsonValueError extends LakeLogicError {
+  constructor(message: string) {
+    super("JSON_VALUE", message, { retriable: false });
+  }
+}

@@ -1,4 +1,12 @@
 import * as crypto from "node:crypto";
+import { JsonValueError } from "./errors.js";
+
+/**
+ * Deepest nesting the careful writer follows. Records are checked for depth before they reach
+ * the lake (src/batch/limits.ts allows far less); this bound only keeps the writer's own
+ * recursion, a few frames per level, well inside the stack whatever it is given.
+ */
+export const MAX_JSON_DEPTH = 512;
 
 /**
  * JSON text for storage. Plain JSON.stringify first (the common case, and the fastest); when it
@@ -10,7 +18,7 @@ export function toJsonText(value: unknown): string {
     const text = JSON.stringify(value);
     if (text !== undefined) return text;
   } catch {
-    // bigint (or a cycle): the careful writer below decides
+    // bigint, a cycle, or nesting deeper than the native writer's stack: the careful writer decides
   }
   return writeJson(value, false, []) ?? "null";
 }
@@ -126,11 +134,15 @@ function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string |
       if (value === null) return "null";
       if (value instanceof Date) return Number.isNaN(value.getTime()) ? "null" : JSON.stringify(value.toISOString());
       if (value instanceof Uint8Array) return JSON.stringify(bytesToBase64(value));
-      if (stack.includes(value)) throw new TypeError("circular structure");
+      if (stack.includes(value)) throw new JsonValueError("the value refers to itself (a cycle): it cannot be written as JSON");
+      if (stack.length >= MAX_JSON_DEPTH) {
+        throw new JsonValueError(`the value is nested more than ${MAX_JSON_DEPTH} levels deep: it is not written as JSON`);
+      }
       const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === "function") return writeJson((toJSON as () => unknown).call(value), sortKeys, stack);
       stack.push(value);
       try {
+        // Inside the push: a toJSON that returns new objects each time still counts as depth.
+        if (typeof toJSON === "function") return writeJson((toJSON as () => unknown).call(value), sortKeys, stack);
         if (Array.isArray(value)) {
           return `[${value.map((v) => writeJson(v, sortKeys, stack) ?? "null").join(",")}]`;
         }

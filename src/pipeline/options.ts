@@ -1,4 +1,5 @@
 import type { BatchLimits } from "../batch/collect.js";
+import { DEFAULT_MAX_RECORD_BYTES, type RecordLimits } from "../batch/limits.js";
 import { ConfigError } from "../errors.js";
 import { memoryProfile } from "../util/memory-profile.js";
 
@@ -10,6 +11,12 @@ export interface BatchOptions {
   maxBatchBytes?: number;
   /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
   maxWaitMs?: number;
+  /**
+   * Largest record: its raw payload in bytes, or for an object without one, its JSON text
+   * (estimated from below). A larger record is quarantined (rule `limit`) before validation,
+   * and the stream goes on. Default 16 MiB.
+   */
+  maxRecordBytes?: number;
 }
 
 /** The one set of defaults, for StreamSink and the Temporal runtime alike. */
@@ -17,6 +24,7 @@ export const PIPELINE_DEFAULTS = Object.freeze({
   batchSize: 1000,
   maxBatchBytes: 16 * 1024 * 1024,
   maxWaitMs: 1000,
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   /** Batches read and validated while the one before is written (1 under the lean memory profile). */
   readAhead: 2,
   leanReadAhead: 1,
@@ -24,11 +32,17 @@ export const PIPELINE_DEFAULTS = Object.freeze({
 
 /** Batch limits from the options, defaults filled in; a ConfigError names a bad value. */
 export function batchLimits(options: BatchOptions): BatchLimits {
+  recordLimits(options); // every stream option is checked together, when the runtime is set up
   return {
     maxRecords: positiveInt("batchSize", options.batchSize ?? PIPELINE_DEFAULTS.batchSize),
     maxBytes: positiveInt("maxBatchBytes", options.maxBatchBytes ?? PIPELINE_DEFAULTS.maxBatchBytes),
     maxWaitMs: positiveInt("maxWaitMs", options.maxWaitMs ?? PIPELINE_DEFAULTS.maxWaitMs),
   };
+}
+
+/** Per-record limits from the options, defaults filled in; a ConfigError names a bad value. */
+export function recordLimits(options: BatchOptions): RecordLimits {
+  return { maxRecordBytes: positiveInt("maxRecordBytes", options.maxRecordBytes ?? PIPELINE_DEFAULTS.maxRecordBytes) };
 }
 
 /** The read-ahead depth: the caller's, else the memory profile's default. */

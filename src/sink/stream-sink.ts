@@ -11,7 +11,7 @@ import { ConfigError } from "../errors.js";
 import { StreamRunError } from "./errors.js";
 import type { BatchReport, RunOptions, StopReason, StreamRunSummary } from "./types.js";
 import type { CheckpointOption } from "../pipeline/checkpoint-option.js";
-import { batchLimits, positiveInt, readAheadDepth, type BatchOptions } from "../pipeline/options.js";
+import { batchLimits, positiveInt, readAheadDepth, recordLimits, type BatchOptions } from "../pipeline/options.js";
 import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import { openTarget } from "../pipeline/target.js";
@@ -118,11 +118,12 @@ export class StreamSink {
       const engine = await this.openEngine(resources);
       const target = await openTarget(contract, { targetPath: this.options.targetPath, checkpoint: this.options.checkpoint });
       resources.push(() => target.close());
+      const perRecord = recordLimits(this.options);
       const pipeline = new StreamPipeline({
         source,
         mode,
         limits: batchLimits(this.options),
-        validate: (records) => validateRecords(engine, contract, records),
+        validate: (records) => validateRecords(engine, contract, records, perRecord),
         stop: stop.signal,
       });
       resources.push(() => pipeline.close());

@@ -1,17 +1,24 @@
 import { getEventListeners } from "node:events";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { BatchCollector, recordBytes } from "../../src/batch/collect.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 
 /** A source whose records arrive when the test pushes them: a quiet stream on demand. */
 function pushSource() {
   const queue: SourceRecord[] = [];
-  let wake: (() => void) | undefined;
+  // Every waiting read is woken, the earliest first, so a read the collector dropped would take
+  // a record away from the next one.
+  let waiting: Array<() => void> = [];
+  const wake = () => {
+    const w = waiting;
+    waiting = [];
+    for (const resolve of w) resolve();
+  };
   let ended = false;
   let produced = 0;
   const iterator: AsyncIterator<SourceRecord> = {
     async next() {
-      while (queue.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
+      while (queue.length === 0 && !ended) await new Promise<void>((r) => waiting.push(r));
       const value = queue.shift();
       if (value === undefined) return { done: true, value: undefined };
       produced++;
@@ -23,16 +30,36 @@ function pushSource() {
     cursor: () => produced,
     push(...values: unknown[]) {
       for (const value of values) queue.push({ value });
-      wake?.();
+      wake();
     },
     end() {
       ended = true;
-      wake?.();
+      wake();
     },
   };
 }
 
 const never = new AbortController().signal;
+
+/** A promise whose settling the test can look at without awaiting it. */
+function watch<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return {
+    promise,
+    get settled() {
+      return settled;
+    },
+  };
+}
+
+// The timers are driven by vitest's fake clock: a busy machine cannot move a cut.
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("BatchCollector", () => {
   it("cuts by record count", async () => {
@@ -54,17 +81,25 @@ describe("BatchCollector", () => {
     expect(b.cut).toBe("bytes");
   });
 
-  it("flushes a quiet stream on a real timer, and the pending read carries into the next batch", async () => {
+  it("flushes a quiet stream on its timer, and the pending read carries into the next batch", async () => {
+    vi.useFakeTimers();
     const src = pushSource();
     src.push("first");
     const c = new BatchCollector(src.iterator, src.cursor);
-    const b1 = await c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 50 }, never);
+    const first = watch(c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 50 }, never));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(first.settled).toBe(false); // still waiting for more within maxWaitMs
+    await vi.advanceTimersByTimeAsync(1);
+    const b1 = await first.promise;
     expect(b1.records.map((r) => r.value)).toEqual(["first"]);
     expect(b1.cut).toBe("time");
     expect(b1.cursor).toBe(1);
     // The next() issued while waiting is still pending; the record it gets must not be lost.
-    setTimeout(() => src.push("second"), 20);
-    const b2 = await c.next({ maxRecords: 1, maxBytes: 1e9, maxWaitMs: 50 }, never);
+    const second = c.next({ maxRecords: 1, maxBytes: 1e9, maxWaitMs: 50, maxIdleMs: 1000 }, never);
+    await vi.advanceTimersByTimeAsync(20);
+    src.push("second");
+    await vi.advanceTimersByTimeAsync(1000); // had the record gone astray, the batch would idle out empty
+    const b2 = await second;
     expect(b2.records.map((r) => r.value)).toEqual(["second"]);
   });
 
@@ -73,8 +108,12 @@ describe("BatchCollector", () => {
     src.push(1);
     const c = new BatchCollector(src.iterator, src.cursor);
     const stop = new AbortController();
-    setTimeout(() => stop.abort(), 30);
-    const b = await c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 60_000 }, stop.signal);
+    vi.useFakeTimers();
+    const batch = watch(c.next({ maxRecords: 100, maxBytes: 1e9, maxWaitMs: 60_000 }, stop.signal));
+    await vi.advanceTimersByTimeAsync(30);
+    expect(batch.settled).toBe(false);
+    stop.abort();
+    const b = await batch.promise;
     expect(b.cut).toBe("stop");
     expect(b.records).toHaveLength(1);
     src.end();
@@ -83,6 +122,7 @@ describe("BatchCollector", () => {
   });
 
   it("samples the cursor per record, not at cut time, so a read-ahead cannot leak into the commit", async () => {
+    vi.useFakeTimers();
     let fetched = 0;
     const iterator: AsyncIterator<SourceRecord> = {
       async next() {
@@ -92,20 +132,32 @@ describe("BatchCollector", () => {
       },
     };
     const c = new BatchCollector(iterator, () => fetched);
-    const b = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
+    const batch = c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
+    await vi.advanceTimersByTimeAsync(30); // cut while the second read is under way
+    const b = await batch;
+    expect(fetched).toBe(2);
     expect(b.records).toHaveLength(1);
+    expect(b.cut).toBe("time");
     expect(b.cursor).toBe(1);
   });
 
   it("gives up on a first record after maxIdleMs, and the idle wait does not cut a batch that started", async () => {
+    vi.useFakeTimers();
     const src = pushSource();
     const c = new BatchCollector(src.iterator, src.cursor);
-    const idle = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 60_000, maxIdleMs: 30 }, never);
-    expect(idle).toMatchObject({ records: [], cut: "idle" });
+    const idle = watch(c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 60_000, maxIdleMs: 30 }, never));
+    await vi.advanceTimersByTimeAsync(29);
+    expect(idle.settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await idle.promise).toMatchObject({ records: [], cut: "idle" });
     // The first record arrives before the idle limit: from then on only maxWaitMs counts.
-    setTimeout(() => src.push("a"), 10);
-    setTimeout(() => src.push("b"), 60);
-    const b = await c.next({ maxRecords: 2, maxBytes: 1e9, maxWaitMs: 500, maxIdleMs: 40 }, never);
+    const batch = watch(c.next({ maxRecords: 2, maxBytes: 1e9, maxWaitMs: 500, maxIdleMs: 40 }, never));
+    await vi.advanceTimersByTimeAsync(10);
+    src.push("a");
+    await vi.advanceTimersByTimeAsync(50); // well past the idle limit, within maxWaitMs
+    expect(batch.settled).toBe(false);
+    src.push("b");
+    const b = await batch.promise;
     expect(b.records.map((r) => r.value)).toEqual(["a", "b"]);
     expect(b.cut).toBe("records");
   });
@@ -176,7 +228,11 @@ describe("BatchCollector", () => {
     expect(nextCalls).toBe(2); // 1 and 4 by next(), 2 and 3 at hand
     // The third chunk's read is slow: the batch is cut by time while it is pending, and the next
     // batch must take that read's record first, then the rest of its chunk at hand.
-    const b2 = await c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
+    vi.useFakeTimers();
+    const second = c.next({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 30 }, never);
+    await vi.advanceTimersByTimeAsync(30);
+    const b2 = await second;
+    vi.useRealTimers();
     expect(b2.records.map((r) => r.value)).toEqual([5]);
     expect(b2.cut).toBe("time");
     release?.();
