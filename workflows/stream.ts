@@ -122,6 +122,7 @@ function specOf(input: StreamWorkflowInput): StreamSpec {
     checkpointKey: input.checkpointKey,
     batchSize: input.batchSize,
     maxBatchBytes: input.maxBatchBytes,
+    maxRecordBytes: input.maxRecordBytes,
     maxWaitMs: input.maxWaitMs,
     targetPath: input.targetPath,
     engine: input.engine,

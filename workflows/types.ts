@@ -20,6 +20,8 @@ export interface StreamSpec {
   checkpointKey?: string;
   batchSize?: number;
   maxBatchBytes?: number;
+  /** Largest record in bytes; larger ones are quarantined (rule `limit`). Default 16 MiB. */
+  maxRecordBytes?: number;
   maxWaitMs?: number;
   targetPath?: string;
   engine?: "duckdb" | "polars";

@@ -29,6 +29,7 @@ export const STREAM_FLAGS = {
   "target-path": { type: "string" },
   "batch-size": { type: "string" },
   "max-wait-ms": { type: "string" },
+  "max-record-bytes": { type: "string" },
 } as const;
 
 export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: the contract's source: block)
@@ -38,7 +39,8 @@ export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: t
       --checkpoint-key KEY default stream::<dataset>
       --target-path DIR    the lake directory, as the workers see it
       --batch-size N       records per batch
-      --max-wait-ms N      cut a batch this long after its first record`;
+      --max-wait-ms N      cut a batch this long after its first record
+      --max-record-bytes N quarantine records larger than this (default 16 MiB)`;
 
 function positive(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -87,5 +89,7 @@ export function streamInputOf(
   if (batchSize) input.batchSize = batchSize;
   const maxWaitMs = positive("--max-wait-ms", values["max-wait-ms"]);
   if (maxWaitMs) input.maxWaitMs = maxWaitMs;
+  const maxRecordBytes = positive("--max-record-bytes", values["max-record-bytes"]);
+  if (maxRecordBytes) input.maxRecordBytes = maxRecordBytes;
   return input;
 }

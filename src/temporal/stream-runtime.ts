@@ -7,8 +7,9 @@ import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { PipelineBatch } from "../pipeline/batch.js";
 import { commitBatch } from "../pipeline/commit.js";
-import { batchLimits } from "../pipeline/options.js";
+import { batchLimits, recordLimits } from "../pipeline/options.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
+import { loadStart } from "../pipeline/start.js";
 import { openTarget, type StreamTarget } from "../pipeline/target.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { createSource } from "../sources/registry.js";
@@ -81,8 +82,7 @@ export class StreamRuntime implements BatchRuntime {
   async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
     const contract = await this.contract(spec.contract);
     const key = spec.checkpointKey ?? `stream::${contract.dataset}`;
-    const { store } = await this.target(spec);
-    const record = await store.load(key);
+    const record = await loadStart(await this.target(spec), key);
     return {
       key,
       dataset: contract.dataset,
@@ -286,7 +286,7 @@ export class StreamRuntime implements BatchRuntime {
   private async validate(spec: StreamSpec, records: readonly SourceRecord[]): Promise<ValidatedBatch> {
     const contract = await this.contract(spec.contract);
     const engine = await cached(this.engines, spec.engine ?? "duckdb", () => createEngine(spec.engine ?? "duckdb"));
-    return validateRecords(engine, contract, records);
+    return validateRecords(engine, contract, records, recordLimits(spec));
   }
 
   private target(spec: StreamSpec): Promise<StreamTarget> {

@@ -25,6 +25,7 @@ Options:
       --target-path DIR       the lake directory (default: the contract's, else ./lake)
       --batch-size N          records per batch (default ${PIPELINE_DEFAULTS.batchSize})
       --max-wait-ms N         cut a batch this long after its first record (default ${PIPELINE_DEFAULTS.maxWaitMs})
+      --max-record-bytes N    quarantine records larger than this (default ${PIPELINE_DEFAULTS.maxRecordBytes})
       --max-batches N         stop after N batches
   -h, --help                  show this help
 
@@ -116,6 +117,7 @@ export const runCommand: CliCommand = {
       targetPath: values["target-path"],
       batchSize: positive("--batch-size", values["batch-size"]),
       maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]),
+      maxRecordBytes: positive("--max-record-bytes", values["max-record-bytes"]),
       onBatch: progress ? (b) => progress.update(b) : undefined,
     });
     try {
