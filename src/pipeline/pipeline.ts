@@ -1,4 +1,4 @@
-import { BatchCollector, receiveBatch, type BatchLimits, type CollectedBatch } from "../batch/collect.js";
+import { BatchCollector, receiveBatch, recordBytes, type BatchLimits, type CollectedBatch } from "../batch/collect.js";
 import { encodeCursor } from "../checkpoint/codec.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, CursorSource, RunMode, Source, SourceLag } from "../sources/core/types.js";
@@ -41,15 +41,6 @@ export class StreamPipeline {
 
   get source(): Source {
     return this.o.source;
-  }
-
-  get mode(): RunMode {
-    return this.o.mode;
-  }
-
-  /** The drain's end, once open (available_now). */
-  get end(): DrainEnd {
-    return this.drainEnd;
   }
 
   /**
@@ -168,7 +159,7 @@ export class StreamPipeline {
   private async receive(source: AckSource, limits: BatchLimits, stop: AbortSignal): Promise<PipelineBatch> {
     const producedBefore = this.drainEnd?.kind === "ack" ? this.drainEnd.producedBefore : undefined;
     const records = await receiveBatch(source, limits, this.cutSignal(stop), producedBefore);
-    const bytes = records.reduce((n, r) => n + (r.bytes ?? 0), 0);
+    const bytes = records.reduce((n, r) => n + recordBytes(r), 0);
     // Nothing (older than the snapshot) after a full wait: in available_now the queue is drained
     // as far as it can tell, up to the snapshot.
     const exhausted = records.length === 0 && this.o.mode === "available_now";
