@@ -1,17 +1,7 @@
 import { LakeLogicError } from "../../errors.js";
+import { redactText, redactUrl, safeCause, secretsOfUrl } from "../../util/redact.js";
 
-/**
- * A URL as it may appear in messages and logs: no credentials, no query string (tokens often
- * travel there), so an error can be pasted into a ticket without leaking a secret.
- */
-export function redactUrl(url: string | URL): string {
-  try {
-    const u = new URL(String(url));
-    return `${u.protocol}//${u.host}${u.pathname}${u.search ? "?…" : ""}`;
-  } catch {
-    return "<invalid url>";
-  }
-}
+export { redactUrl } from "../../util/redact.js";
 
 function hintFor(status: number): string {
   if (status === 401) return "the server wants credentials; check the `headers` option (e.g. Authorization)";
@@ -36,13 +26,16 @@ export class ConnectorHttpError extends LakeLogicError {
     url: string | URL,
     status: number,
     statusText: string,
-    options: { body?: string; retryAfterMs?: number } = {},
+    options: { body?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
   ) {
     const shown = redactUrl(url);
-    const body = options.body?.trim().replace(/\s+/g, " ").slice(0, 200);
+    // A server's error page may echo the URL's token or the Authorization header it was sent.
+    const secrets = [...secretsOfUrl(url), ...(options.secrets ?? [])];
+    const body = options.body === undefined ? undefined : redactText(options.body, secrets).trim().replace(/\s+/g, " ").slice(0, 200);
+    const reason = statusText ? ` ${redactText(statusText, secrets)}` : "";
     super(
       "CONNECTOR_HTTP",
-      `${connector} ${shown}: HTTP ${status}${statusText ? ` ${statusText}` : ""} — ${hintFor(status)}` +
+      `${connector} ${shown}: HTTP ${status}${reason} — ${hintFor(status)}` +
         (body ? ` (server said: ${JSON.stringify(body)})` : ""),
       // Worth retrying: 408, 429 and 5xx. Other 4xx are retried only a few times.
       { retriable: isRetryableStatus(status) },
@@ -63,9 +56,10 @@ export class ConnectorGaveUpError extends LakeLogicError {
   constructor(connector: string, url: string | URL, attempts: number, reason: string, cause: unknown) {
     super(
       "CONNECTOR_GAVE_UP",
-      `${connector} ${redactUrl(url)}: gave up after ${attempts} failed connection attempt${attempts === 1 ? "" : "s"}: ${reason}`,
+      `${connector} ${redactUrl(url)}: gave up after ${attempts} failed connection attempt${attempts === 1 ? "" : "s"}: ` +
+        redactText(reason, secretsOfUrl(url)),
       // The connector's own retry policy is spent: retrying at once would only repeat it.
-      { cause, retriable: false },
+      { cause: safeCause(cause, secretsOfUrl(url)), retriable: false },
     );
     this.attempts = attempts;
   }

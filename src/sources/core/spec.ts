@@ -82,11 +82,23 @@ export type OptionsInput<S extends { options: Record<string, OptionSpec> }> = {
 
 const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
+/** Where `env:NAME` and `${ENV:NAME}` references are looked up. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
 /**
  * Validate `input` against `spec`: snake_case keys are accepted as their camelCase twins,
  * defaults are applied, and every problem names the option and what was expected.
+ *
+ * Secrets by reference: a string value `env:NAME`, or `${ENV:NAME}` inside one, is replaced by
+ * that environment variable (of the process parsing, e.g. the Temporal worker), for scalar and
+ * list options and for the string values of objects declared `secret` (such as `headers`). The
+ * caller's `input` keeps the reference, so the secret never enters a workflow's history.
  */
-export function parseOptions<S extends ComponentSpec>(spec: S, input: Record<string, unknown>): OptionsOf<S> {
+export function parseOptions<S extends ComponentSpec>(
+  spec: S,
+  input: Record<string, unknown>,
+  env: Environment = process.env,
+): OptionsOf<S> {
   const where = (option: string) => `source ${spec.type}: ${option}`;
   const out: Record<string, unknown> = {};
   const known = Object.keys(spec.options);
@@ -109,7 +121,8 @@ export function parseOptions<S extends ComponentSpec>(spec: S, input: Record<str
       if (opt.default !== undefined) out[key] = structuredClone(opt.default);
       continue;
     }
-    value = coerce(opt, value, where(key));
+    const resolved = resolveReferences(opt, value, where(key), env);
+    value = coerce(opt, resolved.value, where(key), resolved.from);
     out[key] = value;
   }
   const problem = spec.check?.(out);
@@ -118,8 +131,54 @@ export function parseOptions<S extends ComponentSpec>(spec: S, input: Record<str
   return out as OptionsOf<S>;
 }
 
-function coerce(opt: OptionSpec, value: unknown, where: string): unknown {
-  const shown = opt.secret ? "<secret>" : JSON.stringify(value);
+const WHOLE_REFERENCE = /^env:([A-Za-z_][A-Za-z0-9_]*)$/;
+const INLINE_REFERENCE = /\$\{ENV:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** One string with its references replaced; `from` names them, for messages that must not show the value. */
+function resolveString(text: string, where: string, env: Environment): { value: string; from?: string } {
+  const lookup = (name: string): string => {
+    const v = env[name];
+    if (v === undefined) throw new ConfigError(where, `refers to the environment variable ${name}, which is not set`);
+    if (v === "") throw new ConfigError(where, `refers to the environment variable ${name}, which is empty`);
+    return v;
+  };
+  const whole = WHOLE_REFERENCE.exec(text);
+  if (whole) return { value: lookup(whole[1]!), from: `env:${whole[1]!}` };
+  const names: string[] = [];
+  const value = text.replace(INLINE_REFERENCE, (_, name: string) => {
+    names.push(name);
+    return lookup(name);
+  });
+  return names.length === 0 ? { value } : { value, from: names.map((n) => `\${ENV:${n}}`).join(", ") };
+}
+
+/** The option's value with environment references resolved (a new object or list: the input is never changed). */
+function resolveReferences(opt: OptionSpec, value: unknown, where: string, env: Environment): { value: unknown; from?: string } {
+  if (opt.type === "any") return { value };
+  if (opt.type === "object") {
+    // Only objects that hold credentials: other objects are passed through untouched.
+    if (!opt.secret || typeof value !== "object" || value === null || Array.isArray(value)) return { value };
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = typeof v === "string" ? resolveString(v, `${where}.${k}`, env).value : v;
+    return { value: out };
+  }
+  if (typeof value === "string") return resolveString(value, where, env);
+  if (opt.type === "string[]" && Array.isArray(value)) {
+    const from: string[] = [];
+    const list = value.map((v: unknown) => {
+      if (typeof v !== "string") return v;
+      const r = resolveString(v, where, env);
+      if (r.from) from.push(r.from);
+      return r.value;
+    });
+    return from.length === 0 ? { value: list } : { value: list, from: from.join(", ") };
+  }
+  return { value };
+}
+
+function coerce(opt: OptionSpec, value: unknown, where: string, from?: string): unknown {
+  // A value from the environment is not echoed either: it may be a secret in an option not declared one.
+  const shown = opt.secret ? "<secret>" : from ? `the value of ${from}` : JSON.stringify(value);
   const fail = (expected: string): never => {
     throw new ConfigError(where, `expected ${expected}; got ${shown}`);
   };

@@ -14,6 +14,8 @@ import { ConnectorGaveUpError, ConnectorHttpError, SSEProtocolError, redactUrl }
 import { SSEParser, type SSEEvent } from "./parser.js";
 import { SSE_DEFAULTS, type SSEOptions } from "./spec.js";
 import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
+import { LakeLogicError } from "../../errors.js";
+import { errorText, redactText, safeCause, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js";
 
 export type { SSEEvent } from "./parser.js";
 export type { RetryInfo, RetryPolicy } from "../core/backoff.js";
@@ -98,6 +100,8 @@ export class SSEClient {
   private readonly stallTimeoutMs: number;
   private readonly dedupeWindow: number;
   private readonly fetchImpl: typeof globalThis.fetch;
+  /** What must never appear in a message: the URL's tokens, the credential headers' values. */
+  private readonly secrets: readonly string[];
   /** Fingerprints of recently delivered events (id, position after it, type, data). */
   private readonly recent = new Set<string>();
   /** The id the events since the last `id:` hang off, and how many came after it. */
@@ -121,7 +125,8 @@ export class SSEClient {
     url: string | URL,
     private readonly options: SSEOptions = {},
   ) {
-    this.url = checkUrl(url, ["http:", "https:"], "SSE");
+    this.url = checkSseUrl(url);
+    this.secrets = [...secretsOfUrl(this.url), ...secretsOfHeaders(options.headers)];
     this.retry = resolveRetry(options.retry);
     this.eventTypes = options.eventTypes?.length ? new Set(options.eventTypes) : undefined;
     this.stallTimeoutMs = positive("stallTimeoutMs", options.stallTimeoutMs ?? SSE_DEFAULTS.stallTimeoutMs);
@@ -171,7 +176,7 @@ export class SSEClient {
         return;
       } catch (err) {
         if (signal.aborted) return;
-        failure = err instanceof Error ? err : new Error(String(err));
+        failure = this.asFailure(err);
       } finally {
         signal.removeEventListener("abort", onAbort);
         conn.abort();
@@ -190,7 +195,9 @@ export class SSEClient {
       response = await this.fetchImpl(this.url, { headers: this.requestHeaders(), signal: connection, redirect: "follow" });
     } catch (err) {
       if (signal.aborted) return undefined;
-      throw new ConnectorNetworkError(`SSE ${redactUrl(this.url)}: cannot connect: ${messageOf(err)}`, { cause: err });
+      throw new ConnectorNetworkError(`SSE ${redactUrl(this.url)}: cannot connect: ${errorText(err, this.secrets)}`, {
+        cause: safeCause(err, this.secrets),
+      });
     }
     if (response.status === 204) {
       // The server's way of saying "this stream is over; do not reconnect".
@@ -203,6 +210,7 @@ export class SSEClient {
       throw new ConnectorHttpError("SSE", this.url, response.status, response.statusText, {
         body,
         retryAfterMs: parseRetryAfter(response.headers.get("retry-after")),
+        secrets: this.secrets,
       });
     }
     const type = response.headers.get("content-type") ?? "";
@@ -210,6 +218,7 @@ export class SSEClient {
       await response.body?.cancel().catch(() => undefined);
       throw new ConnectorHttpError("SSE", this.url, 200, "", {
         body: `expected Content-Type text/event-stream, got ${JSON.stringify(type || "(none)")}`,
+        secrets: this.secrets,
       });
     }
     if (!response.body) throw new ConnectorNetworkError(`SSE ${redactUrl(this.url)}: the response has no body`);
@@ -303,7 +312,7 @@ export class SSEClient {
    * run ended meanwhile; throw when the policy gives up.
    */
   private async retryAfter(failure: Error, run: ReadRun, signal: AbortSignal): Promise<boolean> {
-    this.stat.lastError = failure.message;
+    this.stat.lastError = redactText(failure.message, this.secrets);
     const http = failure instanceof ConnectorHttpError ? failure : undefined;
     if ((http && !http.retriable) || failure instanceof SSEProtocolError) {
       run.clientFailures++;
@@ -319,6 +328,14 @@ export class SSEClient {
     });
     (this.options.onRetry ?? warnRetry)({ connector: "SSE", attempt: run.failures + run.clientFailures, delayMs, error: failure });
     return sleep(Math.min(delayMs, Math.max(0, run.endAt - Date.now())), signal);
+  }
+
+  /** A failed connection as one of ours: a library's error may carry the URL or what the server said. */
+  private asFailure(err: unknown): Error {
+    if (err instanceof LakeLogicError) return err;
+    return new ConnectorNetworkError(`SSE ${redactUrl(this.url)}: the connection failed: ${errorText(err, this.secrets)}`, {
+      cause: safeCause(err, this.secrets),
+    });
   }
 
   private requestHeaders(): Record<string, string> {
@@ -406,12 +423,29 @@ function nonNegative(option: string, n: number): number {
   return n;
 }
 
-function messageOf(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = (err as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+/**
+ * The stream URL, checked. fetch refuses a URL with user-info on every attempt, so it is a
+ * configuration error at once rather than a connection that is retried forever.
+ */
+function checkSseUrl(url: string | URL): string {
+  let checked: string;
+  try {
+    checked = checkUrl(url, ["http:", "https:"], "SSE");
+  } catch (err) {
+    // The message quotes the URL it could not parse, user-info included.
+    if (err instanceof ConfigError) throw new ConfigError(err.option, redactText(err.detail));
+    throw err;
   }
-  return String(err);
+  const u = new URL(checked);
+  if (u.username || u.password) {
+    throw new ConfigError(
+      "url",
+      `SSE ${redactUrl(u)}: the URL carries credentials (user-info before "@"), which fetch never sends; ` +
+        `remove them from the URL and pass them in the \`headers\` option instead, e.g. ` +
+        `{"Authorization": "Basic <base64 of user:password>"} or {"Authorization": "Bearer <token>"}`,
+    );
+  }
+  return checked;
 }
 
 async function raceTimer<T, S extends symbol>(p: Promise<T>, ms: number, tag: S): Promise<T | S> {

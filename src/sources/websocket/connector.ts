@@ -15,6 +15,7 @@ import { requirePeer } from "../core/spec.js";
 import { checkUrl, decodeEventData } from "../core/common.js";
 import { OVERFLOW_POLICIES, WS_DEFAULTS, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
+import { errorText, redactText, safeCause, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js";
 
 export { OVERFLOW_POLICIES, websocketSpec, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 
@@ -67,6 +68,8 @@ export class WebSocketConnector implements StreamConnector {
   private readonly overflow: OverflowPolicy;
   private readonly pingIntervalMs: number;
   private readonly subscribe: string[];
+  /** What must never appear in a message: user-info (ws sends it as Basic auth), tokens, credential headers. */
+  private readonly secrets: readonly string[];
 
   private readonly buffer: Array<WebSocketMessage | undefined> = [];
   private head = 0;
@@ -88,7 +91,8 @@ export class WebSocketConnector implements StreamConnector {
     url: string | URL,
     private readonly options: WebSocketOptions = {},
   ) {
-    this.url = checkUrl(url, ["ws:", "wss:", "http:", "https:"], "WebSocket");
+    this.url = checkWsUrl(url);
+    this.secrets = [...secretsOfUrl(this.url), ...secretsOfHeaders(options.headers)];
     this.retry = resolveRetry(options.retry);
     this.maxBuffered = atLeast("maxBuffered", options.maxBuffered ?? WS_DEFAULTS.maxBuffered, 1);
     this.maxBufferedBytes = atLeast("maxBufferedBytes", options.maxBufferedBytes ?? WS_DEFAULTS.maxBufferedBytes, 1);
@@ -189,11 +193,19 @@ export class WebSocketConnector implements StreamConnector {
       return;
     }
     if (this.closed) return;
-    const ws = new mod.WebSocket(this.url, this.options.protocols, {
-      headers: this.options.headers,
-      handshakeTimeout: this.options.handshakeTimeoutMs ?? WS_DEFAULTS.handshakeTimeoutMs,
-      maxPayload: this.options.maxMessageBytes ?? WS_DEFAULTS.maxMessageBytes,
-    });
+    let ws: WsSocket;
+    try {
+      ws = new mod.WebSocket(this.url, this.options.protocols, {
+        headers: this.options.headers,
+        handshakeTimeout: this.options.handshakeTimeoutMs ?? WS_DEFAULTS.handshakeTimeoutMs,
+        maxPayload: this.options.maxMessageBytes ?? WS_DEFAULTS.maxMessageBytes,
+      });
+    } catch (err) {
+      // ws checks the URL and sub-protocols before it connects: no retry can fix these.
+      const said = errorText(err, this.secrets);
+      this.fail(new ConfigError(/subprotocol/i.test(said) ? "protocols" : "url", `WebSocket ${redactUrl(this.url)}: ${said}`));
+      return;
+    }
     this.ws = ws;
     const connection = ++this.connection;
     let seq = 0;
@@ -210,6 +222,7 @@ export class WebSocketConnector implements StreamConnector {
     ws.on("unexpected-response", (_req: ClientRequest, res: IncomingMessage) => {
       failure = new ConnectorHttpError("WebSocket", this.url, res.statusCode ?? 0, res.statusMessage ?? "", {
         retryAfterMs: parseRetryAfter(res.headers["retry-after"]),
+        secrets: this.secrets,
       });
       res.resume();
       ws.terminate();
@@ -259,13 +272,16 @@ export class WebSocketConnector implements StreamConnector {
       this.enqueue({ data: payload, binary: isBinary, connection, seq: ++seq }, bytes.length);
     });
     ws.on("error", (err: Error) => {
-      failure ??= new ConnectorNetworkError(`WebSocket ${redactUrl(this.url)}: ${err.message}`, { cause: err });
+      failure ??= new ConnectorNetworkError(`WebSocket ${redactUrl(this.url)}: ${errorText(err, this.secrets)}`, {
+        cause: safeCause(err, this.secrets),
+      });
     });
     ws.on("close", (code: number, reason: Buffer) => {
       clearInterval(heartbeat);
       if (this.ws === ws) this.ws = undefined;
       if (this.closed || this.fatal) return;
-      const why = reason.length > 0 ? ` (${reason.toString("utf8")})` : "";
+      // The server's close reason is its own text: it may repeat what we sent.
+      const why = reason.length > 0 ? ` (${redactText(reason.toString("utf8"), this.secrets)})` : "";
       failure ??= new ConnectorClosedError(
         opened
           ? `WebSocket ${redactUrl(this.url)}: the server closed the connection with code ${code}${why}; reconnecting`
@@ -276,7 +292,7 @@ export class WebSocketConnector implements StreamConnector {
   }
 
   private reconnectAfter(failure: Error): void {
-    this.stat.lastError = failure.message;
+    this.stat.lastError = redactText(failure.message, this.secrets);
     const http = failure instanceof ConnectorHttpError ? failure : undefined;
     if (http && !http.retriable) {
       this.clientFailures++;
@@ -345,6 +361,22 @@ export class WebSocketConnector implements StreamConnector {
   private wake(): void {
     this.waiter?.();
   }
+}
+
+/**
+ * The feed URL, checked. User-info is allowed (ws sends it as Basic auth) but never shown: the
+ * message for a URL that does not parse would quote it.
+ */
+function checkWsUrl(url: string | URL): string {
+  let checked: string;
+  try {
+    checked = checkUrl(url, ["ws:", "wss:", "http:", "https:"], "WebSocket");
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(err.option, redactText(err.detail));
+    throw err;
+  }
+  if (new URL(checked).hash) throw new ConfigError("url", `WebSocket ${redactUrl(checked)}: a WebSocket URL cannot have a fragment (#…)`);
+  return checked;
 }
 
 function rawBytes(data: RawData): Buffer {
