@@ -80,3 +80,16 @@ function payloadOf(event: Record<string, unknown>, unwrapData: boolean): unknown
   const data = event.data;
   return typeof data === "object" && data !== null && !Array.isArray(data) ? data : { data };
 }
+
+/**
+ * The replay keys of a delivery's events: from `header` (a delivery id such as
+ * X-GitHub-Delivery) when it is set and present, else each event's own id; undefined for an
+ * event that has neither, which is never taken for a replay.
+ */
+export function eventKeys(req: IncomingMessage, events: WebhookEvent[], header: string | undefined): Array<string | undefined> {
+  const delivery = header === undefined ? undefined : req.headers[header];
+  if (typeof delivery === "string" && delivery !== "") {
+    return events.map((_, i) => (events.length === 1 ? `delivery:${delivery}` : `delivery:${delivery}#${i}`));
+  }
+  return events.map((e) => (typeof e.position === "string" || typeof e.position === "number" ? `id:${e.position}` : undefined));
+}

@@ -12,17 +12,30 @@ const VALIDATION_EVENT = "Microsoft.EventGrid.SubscriptionValidationEvent";
 /**
  * Answer an Event Grid (Event Grid schema) subscription validation, if this POST is one.
  * Returns "validated" when it answered with the validation code, "refused" when it answered
- * 400 (a validation request without a code), undefined when the POST is an ordinary delivery.
+ * 400 (a validation request without a code, or a validation event delivered together with other
+ * events: answering the handshake would drop them), undefined when the POST is an ordinary delivery.
  */
 export function answerEventGridValidation(req: IncomingMessage, res: ServerResponse, body: WebhookBody): "validated" | "refused" | undefined {
-  const validation = body.isJson ? findValidation(body.parsed) : undefined;
-  if (validation === undefined && req.headers["aeg-event-type"] !== "SubscriptionValidation") return undefined;
-  if (validation === undefined) {
+  const items: unknown[] = !body.isJson ? [] : Array.isArray(body.parsed) ? body.parsed : [body.parsed];
+  const validations = items.filter(isValidationEvent);
+  if (validations.length === 0 && req.headers["aeg-event-type"] !== "SubscriptionValidation") return undefined;
+  const others = items.length - validations.length;
+  if (validations.length > 0 && others > 0) {
+    plain(
+      res,
+      400,
+      `a ${VALIDATION_EVENT} must be delivered alone; this delivery also holds ${others} other event${others === 1 ? "" : "s"}, ` +
+        "and none of them was stored: deliver the handshake and the events separately\n",
+    );
+    return "refused";
+  }
+  const code = validations.map((e) => e.data?.validationCode).find((c) => typeof c === "string");
+  if (typeof code !== "string") {
     plain(res, 400, `expected a ${VALIDATION_EVENT} with data.validationCode\n`);
     return "refused";
   }
   res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify({ validationResponse: validation }));
+  res.end(JSON.stringify({ validationResponse: code }));
   return "validated";
 }
 
@@ -53,15 +66,15 @@ export function answerCloudEventsHandshake(
   return true;
 }
 
-/** The validation code of an Event Grid SubscriptionValidationEvent, if this body is one. */
-function findValidation(parsed: unknown): string | undefined {
-  const items: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-  for (const item of items) {
-    if (typeof item !== "object" || item === null) continue;
-    const e = item as { eventType?: unknown; type?: unknown; data?: { validationCode?: unknown } };
-    if ((e.eventType === VALIDATION_EVENT || e.type === VALIDATION_EVENT) && typeof e.data?.validationCode === "string") {
-      return e.data.validationCode;
-    }
-  }
-  return undefined;
+interface ValidationEvent {
+  eventType?: unknown;
+  type?: unknown;
+  data?: { validationCode?: unknown };
+}
+
+/** An Event Grid SubscriptionValidationEvent (with or without its code). */
+function isValidationEvent(item: unknown): item is ValidationEvent {
+  if (typeof item !== "object" || item === null || Array.isArray(item)) return false;
+  const e = item as ValidationEvent;
+  return e.eventType === VALIDATION_EVENT || e.type === VALIDATION_EVENT;
 }

@@ -7,25 +7,40 @@ export function plain(res: ServerResponse, status: number, body: string, headers
   res.end(body);
 }
 
-/** Read at most `limit` bytes; stop as soon as the body is known to be larger. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "too-large" | "aborted"> {
+/** How reading a body ended: its bytes, or why it was cut. */
+export type BodyRead = Buffer | "too-large" | "full" | "timeout" | "aborted";
+
+export interface BodyLimits {
+  /** Larger bodies stop at once ("too-large"). */
+  limit: number;
+  /** The whole body must arrive within this many ms of the headers ("timeout"). */
+  timeoutMs: number;
+  /** Asked before each chunk is kept; false stops reading ("full"). */
+  admit: (bytes: number) => boolean;
+}
+
+/**
+ * Read a body within its limits; stop as soon as one is broken. The deadline covers the whole
+ * body, so a sender that trickles a byte at a time is cut like one that stalls.
+ */
+export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<BodyRead> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const settle = (v: Buffer | "too-large" | "aborted") => {
+    const settle = (v: BodyRead) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       req.removeListener("data", onData);
+      if (!Buffer.isBuffer(v)) req.pause();
       resolve(v);
     };
+    const timer = setTimeout(() => settle("timeout"), limits.timeoutMs);
     const onData = (chunk: Buffer) => {
+      if (size + chunk.length > limits.limit) return settle("too-large");
+      if (!limits.admit(chunk.length)) return settle("full");
       size += chunk.length;
-      if (size > limit) {
-        req.pause();
-        settle("too-large");
-        return;
-      }
       chunks.push(chunk);
     };
     req.on("data", onData);
@@ -35,10 +50,10 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
-/** Answer 413 first, then stop reading: the sender sees the status instead of a reset. */
-export function tooLarge(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number): void {
-  res.writeHead(413, { "content-type": "text/plain", connection: "close" });
-  res.end(`body larger than maxBodyBytes (${maxBodyBytes})\n`, () => req.socket.destroy());
+/** Answer first, then close the connection: the sender sees the status instead of a reset, and no unread body is left. */
+export function refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers, connection: "close" });
+  res.end(body, () => req.socket.destroy());
 }
 
 /** The request carries the HMAC-SHA256 of exactly this body in `header` (`sha256=<hex>` or bare hex). */

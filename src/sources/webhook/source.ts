@@ -22,10 +22,22 @@ export interface WebhookStats {
   rejectedFull: number;
   rejectedTooLarge: number;
   rejectedSignature: number;
+  /** Requests answered 408: the body did not arrive within bodyTimeoutMs. */
+  rejectedTimeout: number;
+  /** Event Grid validation requests answered 400 (no code, or mixed with other events). */
+  rejectedHandshake: number;
+  /** Connections closed at once because maxConnections were open. */
+  rejectedConnections: number;
+  /** Events answered 200 without being stored again: committed before (dedupeWindow). */
+  duplicates: number;
   validations: number;
   /** Events held now (queued + leased, not yet answered). */
   held: number;
   queued: number;
+  /** Body bytes of requests still being read. */
+  reading: number;
+  /** Connections open now. */
+  connections: number;
 }
 
 /**
@@ -35,8 +47,10 @@ export interface WebhookStats {
  * A failed batch is answered 503 with Retry-After, so the sender delivers it again.
  *
  * Memory is bounded (I5): a body over `maxBodyBytes` gets 413, and once `maxQueued` events or
- * `maxQueuedBytes` are held, new deliveries get 429 with Retry-After until batches commit.
- * The status codes are listed at `handleWebhookRequest`.
+ * `maxQueuedBytes` (counting bodies still being read) are held, new deliveries get 429 with
+ * Retry-After until batches commit. A body must arrive within `bodyTimeoutMs` (else 408), and at
+ * most `maxConnections` connections are open (more are closed at once). The status codes are
+ * listed at `handleWebhookRequest`.
  */
 export class WebhookSource implements AckSource<WebhookAckToken> {
   readonly kind = "ack" as const;
@@ -55,8 +69,13 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
     rejectedFull: 0,
     rejectedTooLarge: 0,
     rejectedSignature: 0,
+    rejectedTimeout: 0,
+    rejectedHandshake: 0,
+    rejectedConnections: 0,
+    duplicates: 0,
     validations: 0,
   };
+  private connections = 0;
 
   constructor(options: WebhookOptions) {
     if (!Number.isInteger(options?.port) || options.port < 0 || options.port > 65535) {
@@ -75,10 +94,17 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
       allowedOrigins: options.allowedOrigins,
       allowedRate: options.allowedRate,
       unwrapData: options.unwrapData ?? false,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs,
+      maxConnections: options.maxConnections ?? DEFAULTS.maxConnections,
+      dedupeWindow: options.dedupeWindow ?? DEFAULTS.dedupeWindow,
+      dedupeHeader: options.dedupeHeader?.toLowerCase(),
     };
     if (!this.o.path.startsWith("/")) throw new ConfigError("path", `expected a path starting with "/"; got ${JSON.stringify(this.o.path)}`);
-    for (const k of ["maxBodyBytes", "maxQueued", "maxQueuedBytes"] as const) {
+    for (const k of ["maxBodyBytes", "maxQueued", "maxQueuedBytes", "bodyTimeoutMs", "maxConnections"] as const) {
       if (!Number.isInteger(this.o[k]) || this.o[k] < 1) throw new ConfigError(k, `expected a whole number >= 1; got ${JSON.stringify(this.o[k])}`);
+    }
+    if (!Number.isInteger(this.o.dedupeWindow) || this.o.dedupeWindow < 0) {
+      throw new ConfigError("dedupeWindow", `expected a whole number >= 0 (0 = off); got ${JSON.stringify(this.o.dedupeWindow)}`);
     }
     if (options.hmacSecret !== undefined && options.hmacSecret === "") throw new ConfigError("hmacSecret", "must not be empty when set");
     this.description = `webhook ${this.o.host}:${this.o.port}${this.o.path}`;
@@ -99,6 +125,13 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
     this.starting ??= new Promise<void>((resolve, reject) => {
       const context = { o: this.o, stat: this.stat, deliveries: this.deliveries, closed: () => this.closed };
       const server = createServer((req, res) => void handleWebhookRequest(context, req, res));
+      // Beyond the cap Node closes a new connection before reading from it.
+      server.maxConnections = this.o.maxConnections;
+      server.on("drop", () => this.stat.rejectedConnections++);
+      server.on("connection", (socket) => {
+        this.connections++;
+        socket.once("close", () => this.connections--);
+      });
       server.once("error", (err: NodeJS.ErrnoException) => {
         const hint = err.code === "EADDRINUSE" ? `: port ${this.o.port} is in use; choose another port (0 = any free port)` : "";
         reject(new ListenError(`${this.description}: cannot listen on ${this.o.host}:${this.o.port}${hint}: ${err.message}`, { cause: err }));
@@ -132,7 +165,13 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
   }
 
   stats(): WebhookStats {
-    return { ...this.stat, held: this.deliveries.heldEvents, queued: this.deliveries.queued };
+    return {
+      ...this.stat,
+      held: this.deliveries.heldEvents,
+      queued: this.deliveries.queued,
+      reading: this.deliveries.reading,
+      connections: this.connections,
+    };
   }
 
   /**
