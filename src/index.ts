@@ -31,6 +31,7 @@ export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, Writ
 export { SQLiteCheckpointStore } from "./checkpoint/sqlite.js";
 export { MemoryCheckpointStore } from "./checkpoint/memory.js";
 export { CheckpointConflictError } from "./checkpoint/errors.js";
+export { CheckpointLostError } from "./pipeline/errors.js";
 export { encodeCursor, decodeCursor } from "./checkpoint/codec.js";
 export type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor } from "./checkpoint/types.js";
 

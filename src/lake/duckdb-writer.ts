@@ -6,6 +6,7 @@ import type { CheckpointStore } from "../checkpoint/types.js";
 import { LakeLogicError } from "../errors.js";
 import type { GoodColumns } from "../engine/types.js";
 import { quoteIdent } from "../util/sql-text.js";
+import { commitOf, ensureCommitsTable, loadCommit, upsertCommit } from "./commit-log.js";
 import { goodColumnsFit, planColumns, type ColumnPlan } from "./columns.js";
 import { DUCKDB_FILE, type LakeConfig } from "./config.js";
 import { DuckDBTargetCheckpointStore, ensureCheckpointTable, loadCheckpoint, upsertCheckpoint } from "./duckdb-checkpoint.js";
@@ -17,7 +18,7 @@ import { prepareStatements, STAGE, STAGE_TABLE, type Statements } from "./duckdb
 import { prepareTables, type TableColumn } from "./duckdb-tables.js";
 import { LakeWriteError } from "./errors.js";
 import { payloadBatch, type PayloadBatch } from "./payload-batch.js";
-import type { LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
+import type { LakeCommit, LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
 
 /**
  * Good rows, quarantine rows and (optionally) the checkpoint of one batch in ONE DuckDB
@@ -55,7 +56,10 @@ export class DuckDBLakeWriter implements LakeWriter {
       const conn = await db.connect();
       const plans = planColumns(config);
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
-      const tableColumns = await db.exclusive(() => prepareTables(conn, config, plans));
+      const tableColumns = await db.exclusive(async () => {
+        await ensureCommitsTable(conn);
+        return prepareTables(conn, config, plans);
+      });
       return new DuckDBLakeWriter(config, db, conn, plans, tableColumns, keyPlans);
     } catch (e) {
       db.release();
@@ -66,6 +70,12 @@ export class DuckDBLakeWriter implements LakeWriter {
   /** Checkpoints in this database, sharing the process's DuckDB instance (`checkpoint: "target"`). */
   checkpointStore(): CheckpointStore {
     return new DuckDBTargetCheckpointStore(this.databasePath);
+  }
+
+  /** The stream's newest batch in this table, from the commit log its writes keep. */
+  lastCommit(key: string): Promise<LakeCommit | undefined> {
+    if (this.closed) return Promise.reject(new LakeWriteError(`lake writer for table "${this.config.table}" is closed`, { retriable: true }));
+    return this.db.exclusive(() => loadCommit(this.conn, this.config.table, key));
   }
 
   write(request: WriteRequest): Promise<WriteResult> {
@@ -140,6 +150,8 @@ export class DuckDBLakeWriter implements LakeWriter {
         const replaced = mode ? quarantine.ids.reduce((n, id) => (mode.replaced.has(id) ? n + 1 : n), 0) : 0;
         badAlreadyPresent = Math.min(quarantine.ids.length, quarantine.ids.length - badWritten + replaced);
       }
+      const logged = commitOf(req);
+      if (logged) await upsertCommit(conn, config.table, logged.key, logged.commit);
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
       await conn.run("COMMIT");
       if (mode && req.stream) this.streams.set(req.stream.key, { lookup: mode.lookup, next: req.batchId + 1 });

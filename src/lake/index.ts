@@ -32,4 +32,4 @@ export { readQuarantine, readTable, type ReadOptions } from "./read.js";
 export { resolveLakeConfig, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
 export { LakeBusyError, LakeWriteError } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";
-export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";
+export type { LakeCommit, LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";

@@ -21,7 +21,8 @@ import { planColumns, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
 import { LakeBusyError, LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
-import type { LakeWriter, WriteRequest, WriteResult } from "./types.js";
+import { commitOf } from "./commit-log.js";
+import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
 /**
  * Parquet layout (see docs/lake.md):
@@ -58,6 +59,11 @@ export interface Manifest {
   data: ManifestFile[];
   /** Quarantine files, relative to the quarantine directory. */
   quarantine: ManifestFile[];
+  /**
+   * Per checkpoint key, the newest batch of that stream the dataset holds: part of the manifest,
+   * so it changes in the same rename as the batch's files and is never there without them.
+   */
+  commits?: Record<string, LakeCommit>;
   updatedAt: string;
 }
 
@@ -212,6 +218,12 @@ export class ParquetLakeWriter implements LakeWriter {
     return run;
   }
 
+  /** The stream's newest batch in this dataset, from the live manifest. */
+  lastCommit(key: string): Promise<LakeCommit | undefined> {
+    const commit = Object.hasOwn(this.manifest.commits ?? {}, key) ? this.manifest.commits![key] : undefined;
+    return Promise.resolve(commit ? { ...commit } : undefined);
+  }
+
   /** Parquet cannot commit a checkpoint with the data; `checkpoint: "target"` needs duckdb. */
   checkpointStore(): never {
     throw new ConfigError(
@@ -319,6 +331,7 @@ export class ParquetLakeWriter implements LakeWriter {
         generation: this.manifest.generation + 1,
         data,
         quarantine: quarantineFiles,
+        ...commitsAfter(this.manifest, req),
         updatedAt: new Date().toISOString(),
       };
       if (created.length > 0) {
@@ -377,6 +390,12 @@ async function checkColumnTypes(conn: DuckDBConnection, config: LakeConfig, plan
       );
     }
   }
+}
+
+/** The manifest's commit log with this batch's entry (commit-log.ts), when it makes one. */
+function commitsAfter(manifest: Manifest, req: WriteRequest): Pick<Manifest, "commits"> {
+  const logged = commitOf(req);
+  return logged ? { commits: { ...manifest.commits, [logged.key]: logged.commit } } : {};
 }
 
 export function sqlList(paths: readonly string[]): string {

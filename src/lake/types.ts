@@ -1,4 +1,4 @@
-import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
+import type { CheckpointRecord, CheckpointStore, CommitOutcome, Cursor } from "../checkpoint/types.js";
 import type { GoodColumns, Row, RuleFailure } from "../engine/types.js";
 
 /** A row on its way to quarantine: the original record and everything needed to explain it. */
@@ -51,6 +51,18 @@ export interface WriteStream {
    * the stream this cannot account for are looked up rather than replaced.
    */
   previousCommittedAt: Date | null;
+  /**
+   * The cursor this batch commits, for a stream whose position is a cursor: the target logs the
+   * batch with its rows (LakeCommit, `lastCommit`). Omitted for a queue's stream: not logged.
+   */
+  cursor?: Cursor;
+}
+
+/** The last batch of a stream a target holds, as its commit log says (written with the rows). */
+export interface LakeCommit {
+  batchId: number;
+  /** Digest of the cursor that batch committed. */
+  cursorDigest: string;
 }
 
 export interface WriteResult {
@@ -72,6 +84,12 @@ export interface LakeWriter {
    * the store behind `checkpoint: "target"`, sharing this writer's database.
    */
   checkpointStore?(): CheckpointStore;
+  /**
+   * The newest batch of the stream with this checkpoint key that the target holds, or undefined
+   * when it holds none: what the stream's checkpoint must not be behind of by more than one
+   * batch (one written but not yet committed).
+   */
+  lastCommit?(key: string): Promise<LakeCommit | undefined>;
   close(): Promise<void>;
 }
 

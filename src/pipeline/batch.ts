@@ -61,6 +61,11 @@ export class PipelineBatch {
     return this.settler.kind === "cursor" && this.settler.source.replays === true ? "cursor" : "redeliver";
   }
 
+  /** Whether the batch comes from a cursor source, whose position is the committed cursor. */
+  get fromCursorSource(): boolean {
+    return this.settler.kind === "cursor";
+  }
+
   /** Whether the queue's messages still wait for an acknowledgement. */
   get needsAck(): boolean {
     return this.settler.kind === "ack" && this.settler.tokens.length > 0;

@@ -14,6 +14,7 @@ import type { CheckpointOption } from "../pipeline/checkpoint-option.js";
 import { batchLimits, positiveInt, readAheadDepth, recordLimits, type BatchOptions } from "../pipeline/options.js";
 import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
+import { loadStart } from "../pipeline/start.js";
 import { openTarget } from "../pipeline/target.js";
 import { toSource, type SourceInput } from "../sources/index.js";
 import type { RunMode, SourceLag } from "../sources/core/types.js";
@@ -34,6 +35,13 @@ export interface StreamSinkOptions extends BatchOptions {
   checkpoint?: CheckpointOption;
   /** Default `stream::<dataset>`. */
   checkpointKey?: string;
+  /**
+   * Start from the checkpoint store's position even when the lake already holds later batches
+   * of this stream (its checkpoint was lost or deleted): without it such a run fails with
+   * CheckpointLostError rather than write those batches again. The reset is reported with
+   * `process.emitWarning`.
+   */
+  resetCheckpoint?: boolean;
   /** Lake directory; overrides `materialization.target_path`. Default `./lake`. */
   targetPath?: string;
   /** Abort to stop gracefully: the batches already read (up to readAhead + 1) finish and commit. */
@@ -127,7 +135,7 @@ export class StreamSink {
         stop: stop.signal,
       });
       resources.push(() => pipeline.close());
-      state.position = positionOf(await target.store.load(key));
+      state.position = positionOf(await loadStart(target, key, { resetCheckpoint: this.options.resetCheckpoint }));
       resumedFrom = state.position.cursor ?? null;
       await pipeline.open(state.position.cursor);
       const dest: StreamDestination = { target, key, writerId, hooks: this.options.hooks };

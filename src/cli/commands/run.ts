@@ -22,6 +22,8 @@ Options:
       --checkpoint PATH       SQLite file, "target" or "memory"
                               (default: <target>/_lakelogic/checkpoints.sqlite)
       --checkpoint-key KEY    default: stream::<dataset>
+      --reset-checkpoint      start over from the checkpoint's position even though the lake
+                              already holds later batches of this stream (a lost checkpoint)
       --target-path DIR       the lake directory (default: the contract's, else ./lake)
       --batch-size N          records per batch (default ${PIPELINE_DEFAULTS.batchSize})
       --max-wait-ms N         cut a batch this long after its first record (default ${PIPELINE_DEFAULTS.maxWaitMs})
@@ -90,6 +92,7 @@ export const runCommand: CliCommand = {
     const { values, positionals } = parseCommandArgs(args, {
       ...STREAM_FLAGS,
       "max-batches": { type: "string" },
+      "reset-checkpoint": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     });
     if (values.help) {
@@ -114,6 +117,7 @@ export const runCommand: CliCommand = {
       engine,
       checkpoint: values.checkpoint,
       checkpointKey: values["checkpoint-key"],
+      resetCheckpoint: values["reset-checkpoint"] === true,
       targetPath: values["target-path"],
       batchSize: positive("--batch-size", values["batch-size"]),
       maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]),

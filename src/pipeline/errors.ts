@@ -1,0 +1,29 @@
+import { LakeLogicError } from "../errors.js";
+
+/**
+ * The checkpoint store is behind the lake: it has no record of a stream (or an older one) whose
+ * batches the target already holds — the checkpoint file was deleted, truncated or restored from
+ * an old copy. Starting from there would write those batches again (duplicates in an append
+ * target), so the stream does not start; a retry finds the same state.
+ */
+export class CheckpointLostError extends LakeLogicError {
+  constructor(
+    readonly key: string,
+    /** The newest batch of the stream the lake holds. */
+    readonly lakeBatchId: number,
+    /** The batch the checkpoint store says was committed last; undefined when it has no record. */
+    readonly storedBatchId: number | undefined,
+    where: string,
+  ) {
+    super(
+      "CHECKPOINT_LOST",
+      `checkpoint "${key}": ${where} ` +
+        (storedBatchId === undefined ? "has no checkpoint for this stream" : `says batch ${storedBatchId} was committed last`) +
+        `, but the lake already holds batch ${lakeBatchId} of it: the checkpoint was lost or replaced, and starting ` +
+        `from there would write those batches again (duplicates in an append target). Restore the checkpoint; ` +
+        `or, to start over on purpose from ${storedBatchId === undefined ? "the beginning" : `batch ${storedBatchId}`}, ` +
+        `pass resetCheckpoint: true (lakelogic run --reset-checkpoint); or use a new checkpointKey.`,
+      { retriable: false },
+    );
+  }
+}
