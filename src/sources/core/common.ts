@@ -1,4 +1,5 @@
 import { ConfigError } from "../../errors.js";
+import { redactText } from "../../util/redact.js";
 
 /**
  * The part of a JSON event a contract sees: a JSON object as is; anything else (plain text,
@@ -19,7 +20,7 @@ export function checkUrl(url: string | URL, protocols: string[], what: string): 
   try {
     u = new URL(String(url));
   } catch {
-    throw new ConfigError("url", `${what}: expected an absolute URL such as ${protocols[0]}//host/path; got ${JSON.stringify(String(url).split("?")[0])}`);
+    throw new ConfigError("url", `${what}: expected an absolute URL such as ${protocols[0]}//host/path; got ${JSON.stringify(redactText(String(url).split("?")[0] ?? ""))}`);
   }
   if (!protocols.includes(u.protocol)) {
     throw new ConfigError("url", `${what}: expected a ${protocols.map((p) => p.replace(":", "")).join(" or ")} URL; got ${u.protocol}`);

@@ -5,6 +5,7 @@
  * itself) and implements only its SDK calls.
  */
 import { ConfigError } from "../../errors.js";
+import { safeCause } from "../../util/redact.js";
 import { waitUntil } from "../../util/wait.js";
 import { backoffDelay, resolveRetry, type ResolvedRetryPolicy, type RetryPolicy } from "./backoff.js";
 import {
@@ -77,6 +78,8 @@ export interface QueueConnectorInit {
   endpoint: string;
   /** The `retry` option as given (QUEUE_RETRY fills what it leaves out). */
   retry: Record<string, unknown> | undefined;
+  /** Credentials the connector holds (keys, passwords, tokens): never shown in an error, warning or cause. */
+  secrets?: readonly string[];
   hooks: QueueHooks;
   /** The code of the default warning (process.emitWarning), e.g. `LAKELOGIC_SQS`. */
   warningCode: string;
@@ -101,6 +104,8 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
   readonly description: string;
   protected readonly endpoint: string;
   protected readonly retry: ResolvedRetryPolicy;
+  /** What must never appear in an error, a warning or a cause (see `text` and `cause`). */
+  protected readonly secrets: readonly string[];
   /**
    * Whether the service answered the last call that finished (any answer, an empty one too);
    * false before the first and after a call that could not reach it. A connector that receives
@@ -124,6 +129,7 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
     this.description = init.description;
     this.endpoint = init.endpoint;
     this.retry = queueRetry(init.retry);
+    this.secrets = init.secrets ?? [];
     this.warn = init.hooks.onWarning ?? defaultWarn(init.warningCode);
     this.onPoison = init.hooks.onPoison;
     this.streamBatch = init.streamBatch;
@@ -237,10 +243,10 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
         this.reachable = false;
         if (signal?.aborted || this.closed) throw err;
         if (attempt >= this.retry.maxAttempts) {
-          throw new QueueUnreachableError(this.description, this.endpoint, attempt, `${operation}: ${errorText(err)}`, { cause: err });
+          throw new QueueUnreachableError(this.description, this.endpoint, attempt, `${operation}: ${this.text(err)}`, { cause: this.cause(err) });
         }
         const delayMs = backoffDelay(this.retry, attempt);
-        this.warn(`${this.description}: cannot reach ${this.endpoint} (${operation}: ${errorText(err)}); retrying in ${delayMs} ms (attempt ${attempt} of ${this.retry.maxAttempts})`);
+        this.warn(`${this.description}: cannot reach ${this.endpoint} (${operation}: ${this.text(err)}); retrying in ${delayMs} ms (attempt ${attempt} of ${this.retry.maxAttempts})`);
         let mine: (() => void) | undefined;
         await waitUntil(delayMs, signal, (wake) => {
           if (mine) this.retryWakers.delete(mine);
@@ -250,6 +256,16 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
         if (this.closed || signal?.aborted) throw err;
       }
     }
+  }
+
+  /** `err` as text for an error or a warning, without the connector's secrets. */
+  protected text(err: unknown): string {
+    return errorText(err, this.secrets);
+  }
+
+  /** `err` as the cause of an error of ours, or undefined when it would show a secret. */
+  protected cause(err: unknown): unknown {
+    return safeCause(err, this.secrets);
   }
 
   /** Whether `err` means the service was not reached (retried by `reach`). */
@@ -283,7 +299,7 @@ export abstract class LeasedQueueConnector<Token, Held extends HeldMessage, Leas
     this.leases = new LeaseKeeper<string, Leased>({
       maxHoldMs,
       renew: (leases) => this.renew(leases),
-      onError: (err) => this.warn(`${this.description}: ${renewFailed}: ${errorText(err)}`),
+      onError: (err) => this.warn(`${this.description}: ${renewFailed}: ${this.text(err)}`),
     });
   }
 

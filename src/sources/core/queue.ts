@@ -4,6 +4,7 @@
  * of an ack source. Each connector is one class in its own file; this file has no SDK in it.
  */
 import { ConfigError, LakeLogicError } from "../../errors.js";
+import { errorText as redactedErrorText, redactText } from "../../util/redact.js";
 import type { DecodedBody } from "./decode.js";
 import type { AckSource, ReceivedRecord, SourceRecord } from "./types.js";
 
@@ -312,12 +313,13 @@ export function positiveInteger(option: string, value: unknown, min = 1, max = N
   return value;
 }
 
-export function errorText(err: unknown): string {
+/** An error as text for messages and warnings, without the connector's `secrets` or any credential a library echoed. */
+export function errorText(err: unknown, secrets: Iterable<string> = []): string {
   if (err instanceof Error) {
     const name = err.name && err.name !== "Error" && !err.message.startsWith(err.name) ? `${err.name}: ` : "";
-    return `${name}${err.message}`;
+    return `${name}${redactedErrorText(err, secrets)}`;
   }
-  return String(err);
+  return redactText(String(err), secrets);
 }
 
 export const defaultWarn = (code: string) => (message: string) => process.emitWarning(message, { code });

@@ -1,12 +1,12 @@
 import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
 import type { ReceivedRecord } from "../core/types.js";
+import { redactText, secretsOfUrl } from "../../util/redact.js";
 import {
   QueueAckError,
   QueueReceiveError,
   QueueUnreachableError,
   chunks,
   decodeBody,
-  errorText,
   isNetworkError,
   mapLimit,
   queueRecord,
@@ -61,12 +61,14 @@ export const eventgridSpec = {
   },
   check: (o) => {
     const endpoint = o.endpoint as string;
+    // The endpoint as messages show it: a SAS signature or the key may travel in it.
+    const shown = redactText(endpoint, [...secretsOfUrl(endpoint), ...(typeof o.accessKey === "string" ? [o.accessKey] : [])]);
     if (!/^https?:\/\/[^/]+/.test(endpoint)) {
-      return { option: "endpoint", message: `expected an https URL like https://<namespace>.<region>-1.eventgrid.azure.net; got ${JSON.stringify(endpoint)}` };
+      return { option: "endpoint", message: `expected an https URL like https://<namespace>.<region>-1.eventgrid.azure.net; got ${JSON.stringify(shown)}` };
     }
     // Plain http only to this machine (a local test server): a key must not cross a network in clear.
     if (endpoint.startsWith("http://") && !isLoopback(endpoint)) {
-      return { option: "endpoint", message: `expected https (plain http is accepted only for 127.0.0.1, localhost or [::1]); got ${JSON.stringify(endpoint)}` };
+      return { option: "endpoint", message: `expected https (plain http is accepted only for 127.0.0.1, localhost or [::1]); got ${JSON.stringify(shown)}` };
     }
     return checkQueueRetry(o);
   },
@@ -115,6 +117,7 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
       description: `eventgrid ${hostPath}/${o.topicName}/${o.subscriptionName}`,
       endpoint: `${url.protocol}//${hostPath}`,
       retry: o.retry,
+      secrets: [...secretsOfUrl(endpoint), ...(o.accessKey ? [o.accessKey] : [])],
       hooks,
       warningCode: "LAKELOGIC_EVENTGRID",
       streamBatch: { max: o.maxEvents, waitMs: o.maxWaitTimeSeconds * 1000 },
@@ -157,7 +160,7 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
         try {
           failed = (await this.reach(op, () => client[op](chunk))).failedLockTokens;
         } catch (err) {
-          throw new QueueAckError(this.description, op, errorText(err), { cause: err });
+          throw new QueueAckError(this.description, op, this.text(err), { cause: this.cause(err) });
         }
         this.reportFailed(op, failed);
       });
@@ -233,7 +236,7 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
       try {
         this.reportFailed("releaseEvents", (await this.reach("releaseEvents", () => client.releaseEvents(chunk))).failedLockTokens);
       } catch (err) {
-        this.warn(`${this.description}: could not release events (they come back when their locks expire): ${errorText(err)}`);
+        this.warn(`${this.description}: could not release events (they come back when their locks expire): ${this.text(err)}`);
       }
     });
   }
@@ -286,18 +289,19 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
 
   private receiveError(err: unknown): Error {
     const status = (err as { statusCode?: number }).statusCode;
-    const text = errorText(err);
+    const text = this.text(err);
+    const cause = this.cause(err);
     if (status === 401 || status === 403) {
       return new QueueReceiveError(
         this.description,
         `not authorized (HTTP ${status}): check accessKey, or give the DefaultAzureCredential identity the "EventGrid Data Receiver" role (${text})`,
-        { cause: err },
+        { cause },
       );
     }
     if (status === 404) {
-      return new QueueReceiveError(this.description, `not found (HTTP 404): check endpoint, topicName and subscriptionName (${text})`, { cause: err });
+      return new QueueReceiveError(this.description, `not found (HTTP 404): check endpoint, topicName and subscriptionName (${text})`, { cause });
     }
-    return new QueueReceiveError(this.description, text, { cause: err });
+    return new QueueReceiveError(this.description, text, { cause });
   }
 }
 

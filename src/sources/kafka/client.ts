@@ -3,7 +3,7 @@ import type { Admin, Consumer, Kafka } from "kafkajs";
 import { MissingDependencyError } from "../../errors.js";
 import { sleep } from "../../util/wait.js";
 import { requirePeer } from "../core/spec.js";
-import { messageOf } from "./errors.js";
+import { causeOf, messageOf } from "./errors.js";
 import type { KafkaLogLevel, ResolvedKafkaOptions } from "./options.js";
 import { KafkaConnectError, KafkaTopicError } from "./errors.js";
 
@@ -43,8 +43,8 @@ export class KafkaClients {
     this.adminConnected ??= connect().catch((err) => {
       this.adminConnected = undefined;
       if (err instanceof MissingDependencyError) throw err;
-      throw new KafkaConnectError(`${this.description}: cannot reach brokers ${this.options.brokers.join(",")}: ${messageOf(err)}`, {
-        cause: err,
+      throw new KafkaConnectError(`${this.description}: cannot reach brokers ${this.options.brokers.join(",")}: ${messageOf(err, this.options.sasl)}`, {
+        cause: causeOf(err, this.options.sasl),
       });
     });
     return this.adminConnected.then(() => this.adminClient!);
@@ -75,8 +75,8 @@ export class KafkaClients {
       offsets = await retrying(() => admin.fetchTopicOffsets(this.topic));
     } catch (err) {
       throw new KafkaTopicError(
-        `${this.description}: cannot read the offsets of topic "${this.topic}" (${messageOf(err)}). Check that it exists and that this client may describe it.`,
-        { cause: err },
+        `${this.description}: cannot read the offsets of topic "${this.topic}" (${messageOf(err, this.options.sasl)}). Check that it exists and that this client may describe it.`,
+        { cause: causeOf(err, this.options.sasl) },
       );
     }
     return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));

@@ -1,4 +1,6 @@
 import { LakeLogicError } from "../../errors.js";
+import { redactText, safeCause } from "../../util/redact.js";
+import type { KafkaSasl } from "./options.js";
 
 /** The brokers cannot be reached, or the group's consumer cannot start; worth retrying. */
 export class KafkaConnectError extends LakeLogicError {
@@ -16,18 +18,35 @@ export class KafkaTopicError extends LakeLogicError {
 
 /** The kafkajs consumer stopped for good (it gave up, or was refused). */
 export class KafkaConsumerError extends LakeLogicError {
-  constructor(description: string, cause: unknown) {
-    super("KAFKA_CONSUMER", `${description}: the consumer stopped: ${messageOf(cause)}`, { cause, retriable: true });
+  constructor(description: string, cause: unknown, sasl?: KafkaSasl) {
+    super("KAFKA_CONSUMER", `${description}: the consumer stopped: ${messageOf(cause, sasl)}`, { cause: causeOf(cause, sasl), retriable: true });
   }
 }
 
-/** An error's message, with its cause's when kafkajs wrapped a more telling one. */
-export function messageOf(err: unknown): string {
+/**
+ * An error's message, with its cause's when kafkajs wrapped a more telling one; without the SASL
+ * secrets or any credential in a URL.
+ */
+export function messageOf(err: unknown, sasl: KafkaSasl | undefined): string {
+  let text = String(err);
   if (err instanceof Error) {
     const cause = (err as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message && !err.message.includes(cause.message) ? `${err.message} (${cause.message})` : err.message;
+    text = cause instanceof Error && cause.message && !err.message.includes(cause.message) ? `${err.message} (${cause.message})` : err.message;
   }
-  return String(err);
+  return redactText(text, saslSecrets(sasl));
+}
+
+/** `err` as the cause of an error of ours, or undefined when it would show a secret. */
+export function causeOf(err: unknown, sasl: KafkaSasl | undefined): unknown {
+  return safeCause(err, saslSecrets(sasl));
+}
+
+/** The values of SASL credentials that must never be shown. */
+export function saslSecrets(sasl: KafkaSasl | undefined): string[] {
+  if (!sasl) return [];
+  if (sasl.mechanism === "aws") return [sasl.secretAccessKey, ...(sasl.sessionToken ? [sasl.sessionToken] : [])];
+  if (sasl.mechanism === "oauthbearer") return [];
+  return [sasl.password];
 }
 
 /** Protocol error types along an error's cause chain (kafkajs wraps them in retry errors). */

@@ -15,7 +15,7 @@ export interface GroupMember {
   admin(): Promise<Admin>;
 }
 
-type CommitOptions = Pick<ResolvedKafkaOptions, "groupId" | "commitGroupOffsets" | "groupCommitTimeoutMs" | "onWarning">;
+type CommitOptions = Pick<ResolvedKafkaOptions, "groupId" | "commitGroupOffsets" | "groupCommitTimeoutMs" | "onWarning" | "sasl">;
 
 /** The broker's answers to a commit of a generation a rebalance has replaced. */
 const REBALANCE_ERRORS = new Set(["ILLEGAL_GENERATION", "REBALANCE_IN_PROGRESS", "UNKNOWN_MEMBER_ID"]);
@@ -119,7 +119,7 @@ export class GroupCommits {
       const rebalancing = errorTypes(err).some((t) => REBALANCE_ERRORS.has(t));
       if (!this.failing && !rebalancing) {
         this.options.onWarning(
-          `${this.description}: could not commit offsets of group "${this.options.groupId}" (${messageOf(err)}). ` +
+          `${this.description}: could not commit offsets of group "${this.options.groupId}" (${messageOf(err, this.options.sasl)}). ` +
             `The checkpoint holds the true position; lag tools show the group behind until a later commit succeeds.`,
         );
         this.failing = true;

@@ -5,7 +5,7 @@ import { sleep } from "../../util/wait.js";
 import type { CursorSource, ReadOptions, RunMode, SourceLag, SourceRecord } from "../core/types.js";
 import { KafkaClients } from "./client.js";
 import { PartitionOffsets, cursorProgress, decodeCursor, encodeCursor, type KafkaCursor } from "./cursor.js";
-import { messageOf } from "./errors.js";
+import { causeOf, messageOf } from "./errors.js";
 import { GroupCommits } from "./group-commit.js";
 import { resolveOptions, type KafkaSourceOptions, type ResolvedKafkaOptions } from "./options.js";
 import { ReadBuffer } from "./read-buffer.js";
@@ -302,8 +302,8 @@ export class KafkaOffsetSource implements CursorSource {
         eachBatch: (payload) => this.onBatch(payload),
       });
     } catch (err) {
-      throw new KafkaConnectError(`${this.description}: cannot start the consumer of group "${this.options.groupId}": ${messageOf(err)}`, {
-        cause: err,
+      throw new KafkaConnectError(`${this.description}: cannot start the consumer of group "${this.options.groupId}": ${messageOf(err, this.options.sasl)}`, {
+        cause: causeOf(err, this.options.sasl),
       });
     }
   }

@@ -134,9 +134,9 @@ export function resolveOptions(topic: string, options: KafkaSourceOptions): { to
     groupId: (o.groupId ?? o.consumerGroup)!,
     autoOffsetReset: reset,
     clientId: o.clientId,
-    // Objects pass parseOptions as they are: the caller's TLS options and credentials, typed.
+    // TLS options pass parseOptions as they are; credentials come parsed, with env: references resolved.
     ssl: rest.ssl,
-    sasl: normaliseSasl(rest.sasl),
+    sasl: normaliseSasl(isSasl(o.sasl) ? o.sasl : rest.sasl),
     sessionTimeoutMs: o.sessionTimeoutMs,
     rebalanceTimeoutMs: o.rebalanceTimeoutMs,
     heartbeatIntervalMs: o.heartbeatIntervalMs,

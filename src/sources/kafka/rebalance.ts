@@ -13,7 +13,7 @@ import type { ReadBuffer } from "./read-buffer.js";
 export interface MembershipContext {
   topic: string;
   description: string;
-  options: Pick<ResolvedKafkaOptions, "autoOffsetReset" | "maxRetryTimeMs" | "onWarning">;
+  options: Pick<ResolvedKafkaOptions, "autoOffsetReset" | "maxRetryTimeMs" | "onWarning" | "sasl">;
   cursor: PartitionOffsets;
   buffer: ReadBuffer;
   clients: Pick<KafkaClients, "groupOffsets" | "watermarks">;
@@ -106,7 +106,7 @@ export class Membership {
         this.fetched.clear();
         this.c.buffer.releaseWriter();
       } else {
-        this.c.fail(new KafkaConsumerError(this.c.description, e.payload.error));
+        this.c.fail(new KafkaConsumerError(this.c.description, e.payload.error, this.c.options.sasl));
       }
     });
   }
@@ -183,7 +183,7 @@ export class Membership {
         }
         // The brokers are unreachable (a restart, an outage): keep trying, like the consumer does.
         if (attempt === 5) {
-          this.c.options.onWarning(`${this.c.description}: still cannot settle partition positions after a rebalance: ${messageOf(err)}; retrying`);
+          this.c.options.onWarning(`${this.c.description}: still cannot settle partition positions after a rebalance: ${messageOf(err, this.c.options.sasl)}; retrying`);
         }
         await sleep(Math.min(this.c.options.maxRetryTimeMs, 250 * 2 ** attempt));
       }

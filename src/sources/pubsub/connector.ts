@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
 import type { ReceivedRecord } from "../core/types.js";
 import { redactUrl } from "../core/errors.js";
-import { QueueReceiveError, QueueUnreachableError, decodeBody, errorText, isNetworkError, queueRecord, type QueueHooks } from "../core/queue.js";
+import { QueueReceiveError, QueueUnreachableError, decodeBody, isNetworkError, queueRecord, type QueueHooks } from "../core/queue.js";
 import { QueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
@@ -127,7 +127,7 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
         } catch (err) {
           // Exactly-once subscriptions refuse an ack whose lease was lost: the message will be
           // delivered again and merged.
-          failures.push(`${t.messageId}: ${errorText(err)}`);
+          failures.push(`${t.messageId}: ${this.text(err)}`);
         }
       }),
     );
@@ -242,18 +242,19 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
 
   private receiveError(err: unknown): Error {
     const code = (err as { code?: number }).code;
-    const text = errorText(err);
+    const text = this.text(err);
+    const cause = this.cause(err);
     // gRPC status codes: 5 NOT_FOUND, 7 PERMISSION_DENIED, 16 UNAUTHENTICATED.
-    if (code === 5) return new QueueReceiveError(this.description, `subscription not found; check subscription and projectId (${text})`, { cause: err });
-    if (code === 7) return new QueueReceiveError(this.description, `permission denied; the credentials need roles/pubsub.subscriber on the subscription (${text})`, { cause: err });
+    if (code === 5) return new QueueReceiveError(this.description, `subscription not found; check subscription and projectId (${text})`, { cause });
+    if (code === 7) return new QueueReceiveError(this.description, `permission denied; the credentials need roles/pubsub.subscriber on the subscription (${text})`, { cause });
     if (code === 16 || /Could not load the default credentials/i.test(text)) {
       return new QueueReceiveError(
         this.description,
         `no Google credentials: Application Default Credentials found none (set GOOGLE_APPLICATION_CREDENTIALS, run gcloud auth application-default login, or use a workload identity); for the emulator set PUBSUB_EMULATOR_HOST (${text})`,
-        { cause: err },
+        { cause },
       );
     }
-    return new QueueReceiveError(this.description, text, { cause: err });
+    return new QueueReceiveError(this.description, text, { cause });
   }
 }
 

@@ -12,7 +12,6 @@ import {
   QueueReceiveError,
   QueueUnreachableError,
   decodeBody,
-  errorText,
   isNetworkError,
   mapLimit,
   queueRecord,
@@ -139,6 +138,7 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
       description: `servicebus ${namespaceHost(o) ?? "<receiver>"}/${entity}`,
       endpoint: namespaceHost(o) ?? "<receiver>",
       retry: o.retry,
+      secrets: connectionSecrets(o.connectionString),
       hooks,
       warningCode: "LAKELOGIC_SERVICEBUS",
       streamBatch: { max: o.maxMessages, waitMs: o.maxWaitTimeMs },
@@ -192,7 +192,7 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
         if (isLockLost(err)) {
           this.warn(`${this.description}: lock of message ${t.messageId} was lost before it could be settled; it will be delivered again`);
         } else {
-          failures.push(`${t.messageId}: ${errorText(err)}`);
+          failures.push(`${t.messageId}: ${this.text(err)}`);
         }
       } finally {
         this.forget(t.lockToken);
@@ -225,7 +225,7 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
       return props.activeMessageCount;
     } catch (err) {
       this.backlogOff = true;
-      this.warn(`${this.description}: backlog not reported (the administration API refused: ${errorText(err)}); set reportBacklog: false to skip it`);
+      this.warn(`${this.description}: backlog not reported (the administration API refused: ${this.text(err)}); set reportBacklog: false to skip it`);
       return undefined;
     }
   }
@@ -323,18 +323,19 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
 
   private receiveError(err: unknown): Error {
     const code = (err as { code?: string }).code;
-    const text = errorText(err);
+    const text = this.text(err);
+    const cause = this.cause(err);
     if (code === "MessagingEntityNotFound") {
-      return new QueueReceiveError(this.description, `the queue, topic or subscription does not exist; check queueName / topicName / subscriptionName (${text})`, { cause: err });
+      return new QueueReceiveError(this.description, `the queue, topic or subscription does not exist; check queueName / topicName / subscriptionName (${text})`, { cause });
     }
     if (code === "UnauthorizedAccess" || /CredentialUnavailable|AuthenticationRequired|Unauthorized/i.test(text)) {
       return new QueueReceiveError(
         this.description,
         `not authorized: the connection string needs Listen rights, or the DefaultAzureCredential identity the "Azure Service Bus Data Receiver" role (${text})`,
-        { cause: err },
+        { cause },
       );
     }
-    return new QueueReceiveError(this.description, text, { cause: err });
+    return new QueueReceiveError(this.description, text, { cause });
   }
 }
 
@@ -359,6 +360,14 @@ export function decodeServiceBusBody(body: unknown): { decoded: DecodedBody; raw
 }
 
 /** The namespace's host, from the connection string or the namespace option. */
+/** What must never be shown of a connection string: the whole of it, and its key or signature. */
+function connectionSecrets(connectionString: string | undefined): string[] {
+  if (!connectionString) return [];
+  const out = [connectionString];
+  for (const m of connectionString.matchAll(/(?:^|;)\s*SharedAccess(?:Key|Signature)\s*=\s*([^;]+)/gi)) out.push(m[1]!.trim());
+  return out;
+}
+
 function namespaceHost(o: { connectionString?: string; namespace?: string }): string | undefined {
   if (o.connectionString) return /Endpoint=sb:\/\/([^/;]+)/i.exec(o.connectionString)?.[1];
   if (!o.namespace) return undefined;

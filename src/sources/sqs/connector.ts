@@ -1,7 +1,7 @@
 import type { Message as SqsMessage, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
 import { ConfigError } from "../../errors.js";
 import type { ReceivedRecord } from "../core/types.js";
-import { redactUrl } from "../core/errors.js";
+import { redactText, redactUrl, secretsOfUrl } from "../../util/redact.js";
 import {
   QueueAckError,
   QueueReceiveError,
@@ -9,7 +9,6 @@ import {
   isNetworkError,
   chunks,
   decodeBody,
-  errorText,
   mapLimit,
   queueRecord,
   type Lease,
@@ -73,10 +72,10 @@ export const sqsSpec = {
   check: (o) => {
     const url = o.queueUrl as string;
     if (!/^https?:\/\/[^/]+\/.+/.test(url)) {
-      return { option: "queueUrl", message: `expected an http(s) queue URL like https://sqs.<region>.amazonaws.com/<account>/<queue>; got ${JSON.stringify(url)}` };
+      return { option: "queueUrl", message: `expected an http(s) queue URL like https://sqs.<region>.amazonaws.com/<account>/<queue>; got ${JSON.stringify(redactText(url))}` };
     }
     if (o.endpoint !== undefined && !/^https?:\/\//.test(o.endpoint as string)) {
-      return { option: "endpoint", message: `expected an http(s) URL; got ${JSON.stringify(o.endpoint)}` };
+      return { option: "endpoint", message: `expected an http(s) URL; got ${JSON.stringify(redactText(o.endpoint as string))}` };
     }
     return checkQueueRetry(o);
   },
@@ -117,6 +116,7 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
       description: `sqs ${redactUrl(o.queueUrl)}`,
       endpoint: redactUrl(o.endpoint ?? new URL(o.queueUrl).origin).replace(/\/$/, ""),
       retry: o.retry,
+      secrets: sqsSecrets(o.queueUrl, o.endpoint),
       hooks,
       warningCode: "LAKELOGIC_SQS",
       streamBatch: { max: o.maxMessages * o.concurrency, waitMs: o.waitTimeSeconds * 1000 },
@@ -188,7 +188,7 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
           }),
         )
         .catch((err: unknown) => {
-          throw new QueueAckError(this.description, "DeleteMessageBatch", errorText(err), { cause: err });
+          throw new QueueAckError(this.description, "DeleteMessageBatch", this.text(err), { cause: this.cause(err) });
         });
       for (const f of out.Failed ?? []) {
         const token = chunk[Number(f.Id)];
@@ -221,7 +221,7 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
             Entries: chunk.map((t, i) => ({ Id: String(i), ReceiptHandle: t.receiptHandle, VisibilityTimeout: 0 })),
           }),
         )
-        .catch((err: unknown) => this.warn(`${this.description}: could not return messages to the queue: ${errorText(err)}`)),
+        .catch((err: unknown) => this.warn(`${this.description}: could not return messages to the queue: ${this.text(err)}`)),
     );
   }
 
@@ -331,25 +331,39 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
   private receiveError(err: unknown): Error {
     const e = err as { name?: string; message?: string; Code?: string };
     const name = e.name ?? "";
-    const text = errorText(err);
+    const text = this.text(err);
+    const cause = this.cause(err);
     if (/Region is missing/i.test(text)) {
-      return new ConfigError("region", `${this.description}: no AWS region; set the region option or AWS_REGION`, { cause: err });
+      return new ConfigError("region", `${this.description}: no AWS region; set the region option or AWS_REGION`, { cause });
     }
     if (name === "CredentialsProviderError" || /Could not load credentials/i.test(text)) {
       return new QueueReceiveError(
         this.description,
         `no AWS credentials: the default chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE and ~/.aws, SSO, web identity, container or instance role) found none`,
-        { cause: err },
+        { cause },
       );
     }
     if (name === "QueueDoesNotExist" || /NonExistentQueue|does not exist/i.test(text)) {
-      return new QueueReceiveError(this.description, `the queue does not exist; check queueUrl (${text})`, { cause: err });
+      return new QueueReceiveError(this.description, `the queue does not exist; check queueUrl (${text})`, { cause });
     }
     if (/AccessDenied|not authorized/i.test(text)) {
-      return new QueueReceiveError(this.description, `access denied; the credentials need sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility and sqs:GetQueueAttributes (${text})`, { cause: err });
+      return new QueueReceiveError(this.description, `access denied; the credentials need sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility and sqs:GetQueueAttributes (${text})`, { cause });
     }
-    return new QueueReceiveError(this.description, text, { cause: err });
+    return new QueueReceiveError(this.description, text, { cause });
   }
+}
+
+/**
+ * What an SQS error must never show: credentials in the queue URL or endpoint, and the AWS
+ * secret key and session token of the environment (SDK errors may echo a signed request).
+ */
+function sqsSecrets(queueUrl: string, endpoint: string | undefined): string[] {
+  const out = [...secretsOfUrl(queueUrl), ...(endpoint ? secretsOfUrl(endpoint) : [])];
+  for (const name of ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]) {
+    const value = process.env[name];
+    if (value) out.push(value);
+  }
+  return out;
 }
 
 /** `https://sqs.<region>.amazonaws.com/…` names its region; other hosts do not. */
