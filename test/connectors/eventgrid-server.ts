@@ -15,6 +15,10 @@
  * - lock expiry makes an event available again with `deliveryCount + 1`; after
  *   `maxDeliveryCount` deliveries it is dead-lettered; `reject` dead-letters it at once.
  * - `Authorization: SharedAccessKey <key>` must match (401 otherwise); `api-version` is required.
+ *
+ * Locks and release delays run on the server's clock: real time by default, or, with
+ * `clock: "manual"`, a clock that moves only when the test calls `advance` — so a lock lapses when
+ * the test says so, however slow the machine. A long poll's own wait is always real time.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -36,6 +40,8 @@ export interface EventGridFakeOptions {
   subscription: string;
   lockDurationMs?: number;
   maxDeliveryCount?: number;
+  /** What locks and release delays are measured on (default `"real"`: `Date.now()`). */
+  clock?: "real" | "manual";
 }
 
 export class EventGridFakeServer {
@@ -45,8 +51,20 @@ export class EventGridFakeServer {
   readonly deadLettered: Array<{ event: Record<string, unknown>; reason: string; deliveryCount: number }> = [];
   readonly stats = { receives: 0, delivered: 0, acknowledged: 0, released: 0, rejected: 0, renewed: 0, tokenLost: 0, badRequests: 0, unauthorized: 0 };
   private waiters: Array<() => void> = [];
+  private manualNow = 0;
 
   constructor(readonly options: EventGridFakeOptions) {}
+
+  /** Move the manual clock on: every lock that ends by then lapses, as the service's would. */
+  advance(ms: number): void {
+    if (this.options.clock !== "manual") throw new Error('advance needs clock: "manual"');
+    this.manualNow += ms;
+    this.wake();
+  }
+
+  private now(): number {
+    return this.options.clock === "manual" ? this.manualNow : Date.now();
+  }
 
   get lockDurationMs(): number {
     return this.options.lockDurationMs ?? 60_000;
@@ -84,7 +102,7 @@ export class EventGridFakeServer {
   }
 
   get locked(): number {
-    const now = Date.now();
+    const now = this.now();
     return [...this.events.values()].filter((e) => e.lock && e.lock.until > now).length;
   }
 
@@ -133,7 +151,7 @@ export class EventGridFakeServer {
     const delay = Number(url.searchParams.get("releaseDelayInSeconds") ?? "0");
     const failed: Array<{ lockToken: string; error: { code: string; message: string } }> = [];
     const succeeded: string[] = [];
-    const now = Date.now();
+    const now = this.now();
     for (const token of tokens) {
       const e = [...this.events.values()].find((x) => x.lock?.token === token && x.lock.until > now);
       if (!e) {
@@ -204,7 +222,7 @@ export class EventGridFakeServer {
   }
 
   private take(max: number): Array<{ brokerProperties: { lockToken: string; deliveryCount: number }; event: Record<string, unknown> }> {
-    const now = Date.now();
+    const now = this.now();
     const out = [];
     for (const e of [...this.events.values()].sort((a, b) => a.seq - b.seq)) {
       if (out.length >= max) break;

@@ -18,6 +18,10 @@ import { MemoryQueue } from "../support/memory-queue.js";
  * workflow marks `readAhead`, the worker collects (and validates) the next batch at once; the next
  * fetch takes it only if it asks for the cursor where it starts, and any other cursor (a batch
  * restarted from the checkpoint, a stream resumed elsewhere) seeks the source afresh.
+ *
+ * No outcome here hangs on how fast the machine is: batches are cut by their record count or the
+ * end of the file (the batch timer and the idle wait are far beyond any run), and a test that
+ * needs the read-ahead in some state waits for that state rather than for a time.
  */
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -27,7 +31,10 @@ afterEach(async () => {
   for (const r of runtimes.splice(0)) await r.close();
 });
 
-function setup(records: number, mode: StreamSpec["mode"] = "available_now") {
+/** Longer than any test runs: a batch is never cut by time unless a test asks for it. */
+const NEVER_MS = 120_000;
+
+function setup(records: number, mode: StreamSpec["mode"] = "available_now", overrides: Partial<StreamSpec> = {}) {
   const dir = mkdtempSync(join(tmpdir(), "ll-runtime-"));
   dirs.push(dir);
   const events = join(dir, "events.ndjson");
@@ -38,15 +45,16 @@ function setup(records: number, mode: StreamSpec["mode"] = "available_now") {
     mode,
     checkpointKey: "k",
     batchSize: 1000,
-    maxWaitMs: 200,
+    maxWaitMs: NEVER_MS,
     targetPath: join(dir, "lake"),
+    ...overrides,
   };
   const runtime = new StreamRuntime();
   runtimes.push(runtime);
   const never = new AbortController().signal;
   let endCursor: string | null | undefined;
   const fetch = async (cursor: string | null, extra: Partial<FetchBatchInput> = {}): Promise<FetchBatchResult> => {
-    const r = await runtime.fetchBatch({ spec, key: "k", cursor, batchId: 0, endCursor, idleMs: 300, ...extra }, never);
+    const r = await runtime.fetchBatch({ spec, key: "k", cursor, batchId: 0, endCursor, idleMs: NEVER_MS, ...extra }, never);
     if (r.endCursor !== undefined) endCursor = r.endCursor;
     return r;
   };
@@ -56,9 +64,14 @@ function setup(records: number, mode: StreamSpec["mode"] = "available_now") {
   return { dir, events, spec, runtime, fetch, lines };
 }
 
+/** Wait (however long it takes: the test's timeout bounds it) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 10));
+}
+
 /** Wait until the read-ahead of stream "k" has stopped collecting (it holds what it may). */
 async function aheadSettled(runtime: StreamRuntime): Promise<{ held: number; collecting: boolean }> {
-  for (let i = 0; i < 250 && runtime.readAheadOf("k").collecting; i++) await new Promise((r) => setTimeout(r, 20));
+  await until(() => !runtime.readAheadOf("k").collecting);
   return runtime.readAheadOf("k");
 }
 const linesOf = (runtime: StreamRuntime, spool: string): number[] =>
@@ -113,14 +126,20 @@ describe("StreamRuntime read-ahead", () => {
   });
 
   it("lets a fetch wait afresh when the read-ahead found nothing in time (a quiet continuous source)", async () => {
-    const { fetch, lines, events } = setup(1000, "continuous");
-    const first = await fetch(null, { readAhead: true });
-    // The read-ahead idles out (idleMs 300) with nothing to read before the next fetch comes.
-    await new Promise((r) => setTimeout(r, 600));
-    const pending = fetch(first.cursor, { readAhead: true, idleMs: 5000 });
-    await new Promise((r) => setTimeout(r, 100));
-    writeOrders(events, 1000, 1200, true);
-    expect(lines(await pending)).toEqual(range(1000, 1200));
+    // Batches of 200, so each is cut by its count whenever its records come.
+    const { fetch, lines, events, runtime } = setup(200, "continuous", { batchSize: 200 });
+    const first = await fetch(null, { readAhead: true, idleMs: 300 });
+    expect(lines(first)).toEqual(range(0, 200));
+    // The read-ahead idles out with nothing to read before the next fetch comes: it holds one
+    // empty batch.
+    expect(await aheadSettled(runtime)).toEqual({ held: 1, collecting: false });
+    const pending = fetch(first.cursor, { readAhead: true });
+    // The fetch took the empty batch; it must wait afresh rather than return it.
+    await until(() => !runtime.hasReadAhead("k"));
+    writeOrders(events, 200, 400, true);
+    const second = await pending;
+    expect(lines(second)).toEqual(range(200, 400));
+    expect(lineOf(second.cursor)).toBe(400);
   });
 
   it("starts validation when a batch is fetched; validateBatch (runs started before the validate-in-write patch) and a retry of it use that result", async () => {
@@ -197,7 +216,7 @@ describe("StreamRuntime source cache", () => {
       let endCursor: string | null | undefined;
       const seen: number[] = [];
       for (let i = 0; i < 10; i++) {
-        const input = { spec, key: "k", cursor: previous.cursor, batchId: previous.batchId, endCursor, idleMs: 300, readAhead: true };
+        const input = { spec, key: "k", cursor: previous.cursor, batchId: previous.batchId, endCursor, idleMs: NEVER_MS, readAhead: true };
         const r = await runtime.fetchBatch(input, new AbortController().signal);
         if (r.endCursor !== undefined) endCursor = r.endCursor;
         seen.push(...lines(r));
@@ -222,7 +241,7 @@ describe("StreamRuntime source cache", () => {
     expect(lines(first)).toEqual(range(0, 1000));
     writeOrders(events, 1000, 1200, true);
     const drain = await runtime.fetchBatch(
-      { spec: { ...spec, mode: "available_now" }, key: "k", cursor: first.cursor, batchId: 1, idleMs: 300 },
+      { spec: { ...spec, mode: "available_now" }, key: "k", cursor: first.cursor, batchId: 1, idleMs: NEVER_MS },
       new AbortController().signal,
     );
     expect(lines(drain)).toEqual(range(1000, 1200));
