@@ -123,6 +123,7 @@ function specOf(input: StreamWorkflowInput): StreamSpec {
     batchSize: input.batchSize,
     maxBatchBytes: input.maxBatchBytes,
     maxRecordBytes: input.maxRecordBytes,
+    resetCheckpoint: input.resetCheckpoint,
     maxWaitMs: input.maxWaitMs,
     targetPath: input.targetPath,
     engine: input.engine,

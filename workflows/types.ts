@@ -22,6 +22,11 @@ export interface StreamSpec {
   maxBatchBytes?: number;
   /** Largest record in bytes; larger ones are quarantined (rule `limit`). Default 16 MiB. */
   maxRecordBytes?: number;
+  /**
+   * Start from the checkpoint store's position even though the lake holds later batches of this
+   * stream (its checkpoint was lost): those batches are written again. Default false.
+   */
+  resetCheckpoint?: boolean;
   maxWaitMs?: number;
   targetPath?: string;
   engine?: "duckdb" | "polars";

@@ -30,7 +30,13 @@ export const STREAM_FLAGS = {
   "batch-size": { type: "string" },
   "max-wait-ms": { type: "string" },
   "max-record-bytes": { type: "string" },
+  "reset-checkpoint": { type: "boolean" },
 } as const;
+
+/** The parsed values of STREAM_FLAGS: strings, and booleans for the switches. */
+export type StreamFlagValues = {
+  [K in keyof typeof STREAM_FLAGS]?: (typeof STREAM_FLAGS)[K]["type"] extends "boolean" ? boolean : string;
+};
 
 export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: the contract's source: block)
   -m, --mode MODE          available_now | continuous
@@ -40,7 +46,8 @@ export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: t
       --target-path DIR    the lake directory, as the workers see it
       --batch-size N       records per batch
       --max-wait-ms N      cut a batch this long after its first record
-      --max-record-bytes N quarantine records larger than this (default 16 MiB)`;
+      --max-record-bytes N quarantine records larger than this (default 16 MiB)
+      --reset-checkpoint   start over although the lake holds later batches (a lost checkpoint)`;
 
 function positive(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -68,7 +75,7 @@ export function parseJsonObject(flag: string, text: string): Record<string, unkn
  */
 export function streamInputOf(
   contract: string,
-  values: Partial<Record<keyof typeof STREAM_FLAGS, string>>,
+  values: StreamFlagValues,
   contractSource: Record<string, unknown> | undefined,
   defaultMode: "available_now" | "continuous",
 ): StreamWorkflowInput {
@@ -91,5 +98,6 @@ export function streamInputOf(
   if (maxWaitMs) input.maxWaitMs = maxWaitMs;
   const maxRecordBytes = positive("--max-record-bytes", values["max-record-bytes"]);
   if (maxRecordBytes) input.maxRecordBytes = maxRecordBytes;
+  if (values["reset-checkpoint"] === true) input.resetCheckpoint = true;
   return input;
 }

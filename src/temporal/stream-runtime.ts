@@ -82,7 +82,7 @@ export class StreamRuntime implements BatchRuntime {
   async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
     const contract = await this.contract(spec.contract);
     const key = spec.checkpointKey ?? `stream::${contract.dataset}`;
-    const record = await loadStart(await this.target(spec), key);
+    const record = await loadStart(await this.target(spec), key, { resetCheckpoint: spec.resetCheckpoint === true });
     return {
       key,
       dataset: contract.dataset,

@@ -257,6 +257,8 @@ describe("Temporal runtime: openStream", () => {
       expect(err).toBeInstanceOf(CheckpointLostError);
       expect(err).toMatchObject({ key: "k", lakeBatchId: held, storedBatchId: undefined });
       expect((err as Error).message).toMatch(/"k".*has no checkpoint.*holds batch \d+ .*resetCheckpoint/s);
+      // A workflow started with resetCheckpoint starts over on purpose.
+      expect(await fresh.openStream({ ...spec, resetCheckpoint: true })).toMatchObject({ batchId: 0, cursor: null });
     } finally {
       await fresh.close();
     }

@@ -92,7 +92,6 @@ export const runCommand: CliCommand = {
     const { values, positionals } = parseCommandArgs(args, {
       ...STREAM_FLAGS,
       "max-batches": { type: "string" },
-      "reset-checkpoint": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     });
     if (values.help) {
