@@ -33,6 +33,11 @@ export interface CommitTarget {
    * the lake keeps quarantine rows unique (WriteStream). Omitted: as "redeliver".
    */
   replay?: WriteStream["replay"];
+  /**
+   * The stream's position is a cursor (not a queue's acknowledgements): the lake logs each
+   * batch's cursor with its rows, so a checkpoint store that loses the stream is noticed.
+   */
+  logsCursor?: boolean;
 }
 
 export interface CommittedBatch {
@@ -142,6 +147,7 @@ async function checkWriteCommit(
     stored?.batchId === previous.batchId ? stored.committedAt : !stored && previous.batchId === 0 ? null : undefined;
   if (previousCommittedAt !== undefined) {
     request.stream = { key: target.key, replay: target.replay ?? "redeliver", previousCommittedAt };
+    if (target.logsCursor) request.stream.cursor = record.cursor;
   }
   let write: WriteResult;
   let outcome: CommitOutcome;

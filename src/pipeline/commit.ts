@@ -1,7 +1,6 @@
 import { writeAndCommit, type CommitHooks, type CommittedBatch, type StreamPosition } from "../batch/commit.js";
 import type { ValidatedBatch } from "../batch/validate.js";
 import type { Cursor } from "../checkpoint/types.js";
-import type { LakeWriter } from "../lake/types.js";
 import type { PipelineBatch } from "./batch.js";
 import type { StreamTarget } from "./target.js";
 
@@ -34,13 +33,19 @@ export async function commitBatch(
   } = {},
 ): Promise<CommittedBatch> {
   const { target, key, writerId, hooks } = dest;
-  const cursor = "cursor" in options ? options.cursor : batch.cursor;
-  const lake = batch.fromCursorSource ? loggingCursor(target.lake, cursor === undefined ? previous.cursor ?? null : cursor) : target.lake;
   try {
     return await writeAndCommit(
-      { lake, store: target.store, storeInTarget: target.inTarget, key, writerId, replay: batch.replay },
+      {
+        lake: target.lake,
+        store: target.store,
+        storeInTarget: target.inTarget,
+        key,
+        writerId,
+        replay: batch.replay,
+        logsCursor: batch.fromCursorSource,
+      },
       previous,
-      cursor,
+      "cursor" in options ? options.cursor : batch.cursor,
       options.validated ? () => Promise.resolve(options.validated!) : () => batch.validated(),
       hooks,
     );
@@ -48,19 +53,4 @@ export async function commitBatch(
     await batch.release();
     throw err;
   }
-}
-
-/**
- * The lake, told the cursor a cursor source's batch commits: it logs the batch with its rows, so
- * a checkpoint store that later loses the stream is caught when the stream opens (loadStart). A
- * queue's position is its acknowledgements, not a cursor: a lost checkpoint cannot replay it.
- */
-function loggingCursor(lake: LakeWriter, cursor: Cursor): LakeWriter {
-  return {
-    write(request) {
-      if (request.stream) request.stream.cursor = cursor;
-      return lake.write(request);
-    },
-    close: () => lake.close(),
-  };
 }
