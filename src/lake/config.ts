@@ -98,13 +98,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
 
   const q = contract.quarantine;
   const qTarget = q?.target || `${table}_quarantine`;
-  checkName("quarantine.target", qTarget, format);
-  if (qTarget.toLowerCase() === table.toLowerCase()) {
-    throw new ConfigError("quarantine.target", `must differ from the table name "${table}"`);
-  }
-  if (qTarget === CHECKPOINT_TABLE || table === CHECKPOINT_TABLE) {
-    throw new ConfigError("materialization.table", `"${CHECKPOINT_TABLE}" is reserved for checkpoints`);
-  }
+  checkQuarantineTarget(qTarget, table, format);
   // Quarantine lives next to the table so one batch is one atomic write; a different format
   // written explicitly in the contract cannot honour that.
   const rawQ = contract.raw?.["quarantine"];
@@ -140,7 +134,19 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
 }
 
 /** Table names double as directory names (parquet), so keep them to one safe path segment. */
-function checkName(option: string, name: string, format: string): void {
+/**
+ * The quarantine target beside `table` (checked on its own with checkName): a ConfigError on
+ * `quarantine.target` when the lake would refuse it. Lint asks the same question.
+ */
+export function checkQuarantineTarget(target: string, table: string, format: string): void {
+  checkName("quarantine.target", target, format);
+  if (target.toLowerCase() === table.toLowerCase()) {
+    throw new ConfigError("quarantine.target", `must differ from the table name "${table}"`);
+  }
+}
+
+/** A table or quarantine name the lake can use (a ConfigError on `option` otherwise). Lint asks the same question. */
+export function checkName(option: string, name: string, format: string): void {
   if (typeof name !== "string" || name.trim() === "") throw new ConfigError(option, "must not be empty");
   if (name === "." || name === ".." || /[/\\\0]/.test(name) || name.startsWith("_lakelogic")) {
     throw new ConfigError(option, `"${name}" is not a usable table name (no path separators, not "."/"..", not starting with _lakelogic)`);

@@ -1,11 +1,10 @@
 /**
- * Table and quarantine names as the lake sees them: the loader's own check (resolveLakeConfig),
- * run on the names alone, in the contract's format.
+ * Table and quarantine names as the lake sees them: the lake's own name checks (src/lake/config.ts),
+ * in the contract's format.
  */
 import type { YamlPath } from "../contract/yaml.js";
-import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
-import { resolveLakeConfig } from "../lake/config.js";
+import { checkName, checkQuarantineTarget } from "../lake/config.js";
 import type { RawContract } from "./raw.js";
 
 /** A name written in the contract, with the key it is written under. */
@@ -47,38 +46,20 @@ export function writesDuckDb(contract: RawContract): boolean {
   return format === undefined || format === "" || format === "duckdb";
 }
 
-/** Just enough of a contract for resolveLakeConfig to judge two names. */
-function namesOnly(table: string, quarantineTarget: string, duckdb: boolean): Contract {
-  return {
-    info: {},
-    dataset: table,
-    primaryKey: [],
-    fields: [],
-    rowRules: [],
-    datasetRules: [],
-    materialization: { strategy: "append", strategyDeclared: false, format: duckdb ? "duckdb" : "parquet", table, partitionBy: [] },
-    quarantine: { enabled: true, target: quarantineTarget, format: "duckdb", includeErrorReason: true },
-    schemaPolicy: { evolution: "strict", unknownFields: "drop" },
-    warnings: [],
-    raw: {},
-  };
-}
-
-/** The loader's complaint about these names, for `option` (`materialization.table` or `quarantine.target`). */
-function loaderRefusal(table: string, quarantineTarget: string, option: string, duckdb: boolean): string | undefined {
+/** The lake's complaint in `check`, or undefined when it has none. */
+function refusal(check: () => void): string | undefined {
   try {
-    resolveLakeConfig(namesOnly(table, quarantineTarget, duckdb));
+    check();
     return undefined;
   } catch (err) {
-    if (err instanceof ConfigError && err.option === option) return err.detail;
-    if (err instanceof ConfigError) return undefined;
+    if (err instanceof ConfigError) return err.detail;
     throw err;
   }
 }
 
 /** Why the lake would refuse (or misroute) `table` as the data table; undefined when it is usable. */
 export function tableNameProblem(table: string, duckdb: boolean): string | undefined {
-  return loaderRefusal(table, `${table}_quarantine`, "materialization.table", duckdb);
+  return refusal(() => checkName("materialization.table", table, duckdb ? "duckdb" : "parquet"));
 }
 
 /**
@@ -86,8 +67,8 @@ export function tableNameProblem(table: string, duckdb: boolean): string | undef
  * (undefined: a table name lint cannot know, derived from the title or the file name).
  */
 export function quarantineTargetProblem(target: string, table: string | undefined, duckdb: boolean): string | undefined {
-  // Without a usable table, judge the target on its own, beside a name it cannot clash with.
+  const format = duckdb ? "duckdb" : "parquet";
+  // Without a usable table, judge the target on its own.
   const usable = table !== undefined && tableNameProblem(table, duckdb) === undefined;
-  const beside = usable ? table : target.toLowerCase() === "t" ? "u" : "t";
-  return loaderRefusal(beside, target, "quarantine.target", duckdb);
+  return refusal(() => (usable ? checkQuarantineTarget(target, table, format) : checkName("quarantine.target", target, format)));
 }

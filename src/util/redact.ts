@@ -81,7 +81,8 @@ export function errorText(err: unknown, secrets: Iterable<string> = []): string 
   let text: string;
   if (err instanceof Error) {
     const cause = (err as { cause?: unknown }).cause;
-    text = cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+    // The cause's message too, when a library wrapped a more telling one and did not repeat it.
+    text = cause instanceof Error && cause.message && !err.message.includes(cause.message) ? `${err.message} (${cause.message})` : err.message;
   } else {
     text = String(err);
   }

@@ -1,5 +1,5 @@
 import { LakeLogicError } from "../../errors.js";
-import { redactText, safeCause } from "../../util/redact.js";
+import { errorText, safeCause } from "../../util/redact.js";
 import type { KafkaSasl } from "./options.js";
 
 /** The brokers cannot be reached, or the group's consumer cannot start; worth retrying. */
@@ -28,12 +28,7 @@ export class KafkaConsumerError extends LakeLogicError {
  * secrets or any credential in a URL.
  */
 export function messageOf(err: unknown, sasl: KafkaSasl | undefined): string {
-  let text = String(err);
-  if (err instanceof Error) {
-    const cause = (err as { cause?: unknown }).cause;
-    text = cause instanceof Error && cause.message && !err.message.includes(cause.message) ? `${err.message} (${cause.message})` : err.message;
-  }
-  return redactText(text, saslSecrets(sasl));
+  return errorText(err, saslSecrets(sasl));
 }
 
 /** `err` as the cause of an error of ours, or undefined when it would show a secret. */
