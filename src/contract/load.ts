@@ -7,35 +7,63 @@
  * nothing is dropped silently. Everything wrong is collected and thrown as one `ContractError`.
  */
 import { existsSync, statSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { ContractError } from "./errors.js";
 import { normaliseDocument } from "./normalise/document.js";
 import { describe, isObj } from "./normalise/read.js";
 import type { Contract } from "./types.js";
-import { contractSizeMessage, MAX_CONTRACT_BYTES, parseYaml } from "./yaml.js";
+import { resolveInheritance, resolveWith, type Inherited } from "./inherit/index.js";
+import { readContractFile } from "./read-file.js";
+import { parseYaml, type YamlDoc } from "./yaml.js";
 
 export { regexProblem } from "./normalise/regex.js";
 
 export interface LoadContractOptions {
   /** Directory a relative contract path is resolved against (default: the working directory). */
   baseDir?: string;
+  /**
+   * Values for `{placeholders}` given at run time (`--var name=value`); they win over the values
+   * of the registry files (`_system.yaml`, `_domain.yaml`) above the contract.
+   */
+  vars?: Record<string, string>;
+  /** The registry environment (`environments.<name>`) whose values fill placeholders; default `dev`. */
+  environment?: string;
 }
 
-/** Parse and normalise contract YAML text. `file` is only used in messages and `Contract.file`. */
-export function parseContract(text: string, file?: string): Contract {
+function parsed(text: string, file: string | undefined): YamlDoc {
   const doc = parseYaml(text, file);
   if (doc.errors.length > 0) {
     throw new ContractError(
       doc.errors.map((e) => ({ path: "", message: e.limit ? e.message : `invalid YAML: ${e.message}`, file, line: e.line, column: e.column })),
     );
   }
-  return normaliseDocument(doc.data, file, doc);
+  return doc;
 }
 
-/** Normalise a contract given as a plain object (no positions in messages). */
-export function contractFromObject(data: Record<string, unknown>, file?: string): Contract {
-  return normaliseDocument(data, file, undefined);
+/**
+ * Normalise a document after its placeholders (and, for a file, its registry) are resolved. A
+ * placeholder left without a value where it decides what a stream reads or writes is an error.
+ */
+function normaliseResolved(resolved: Inherited | undefined, data: unknown, file: string | undefined, doc: YamlDoc | undefined): Contract {
+  if (resolved === undefined) return normaliseDocument(data, file, doc);
+  if (resolved.problems.length > 0) throw new ContractError(resolved.problems);
+  return normaliseDocument(resolved.data, file, doc, { origins: resolved.origins, warnings: resolved.warnings });
+}
+
+/**
+ * Parse and normalise contract YAML text. `file` is only used in messages and `Contract.file`;
+ * no registry files are read (`loadContract` reads those), so placeholders resolve from `vars` only.
+ */
+export function parseContract(text: string, file?: string, options?: Pick<LoadContractOptions, "vars">): Contract {
+  const doc = parsed(text, file);
+  const resolved = isObj(doc.data) ? resolveWith({}, doc.data, file, doc, options) : undefined;
+  return normaliseResolved(resolved, doc.data, file, doc);
+}
+
+/** Normalise a contract given as a plain object (no positions in messages); placeholders resolve from `vars` only. */
+export function contractFromObject(data: Record<string, unknown>, file?: string, options?: Pick<LoadContractOptions, "vars">): Contract {
+  const resolved = isObj(data) ? resolveWith({}, data, file, undefined, options) : undefined;
+  return normaliseResolved(resolved, data, file, undefined);
 }
 
 function looksLikePath(s: string, resolved: string): boolean {
@@ -60,35 +88,15 @@ export async function loadContract(input: string | Record<string, unknown>, opti
     if (!isObj(input)) {
       throw new ContractError([{ path: "", message: `found ${describe(input)}`, expected: "a file path, YAML text or a contract object" }]);
     }
-    return contractFromObject(input);
+    return contractFromObject(input, undefined, options);
   }
   const trimmed = input.trim();
   const file = options?.baseDir !== undefined && !trimmed.startsWith("/") ? join(options.baseDir, trimmed) : trimmed;
-  if (!looksLikePath(input, file)) return parseContract(input);
-  return parseContract(await readContractFile(file), file);
-}
-
-/** The file's text; a file over `MAX_CONTRACT_BYTES` is refused before it is read. */
-async function readContractFile(file: string): Promise<string> {
-  let size: number;
-  let text: string;
-  try {
-    const handle = await open(file, "r");
-    try {
-      size = (await handle.stat()).size;
-      text = size > MAX_CONTRACT_BYTES ? "" : await handle.readFile("utf8");
-    } finally {
-      await handle.close();
-    }
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const message = code === "ENOENT" ? "contract file not found" : `cannot read the contract file (${code ?? String(e)})`;
-    throw new ContractError([{ path: "", message, file, expected: "a readable YAML file" }], { cause: e });
-  }
-  if (size > MAX_CONTRACT_BYTES) {
-    throw new ContractError([{ path: "", message: contractSizeMessage(size), file, expected: "a smaller contract" }]);
-  }
-  return text;
+  if (!looksLikePath(input, file)) return parseContract(input, undefined, options);
+  const doc = parsed(await readContractFile(file), file);
+  // The registry files above the contract (docs/contracts.md, "Domain and system files").
+  const resolved = isObj(doc.data) ? await resolveInheritance(doc.data, file, doc, options) : undefined;
+  return normaliseResolved(resolved, doc.data, file, doc);
 }
 
 /** The checkpoint key a stream uses unless told otherwise: `stream::<dataset>`, as in the original. */

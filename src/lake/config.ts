@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { Contract, FieldSpec, LakeFormat, Strategy } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 
@@ -25,7 +25,23 @@ export interface LakeConfig {
   schemaless: boolean;
   /** Keep undeclared keys in `_extra` (fields declared and unknown_fields: allow). */
   keepExtra: boolean;
-  quarantine: { enabled: boolean; target: string; includeErrorReason: boolean };
+  /**
+   * `target` as written. `dir` is set when the target is a path (it contains a `/` or `\\`, as
+   * the original reads it): the absolute directory holding this table's quarantine files,
+   * `<target>/<table>` (or `<target>` itself when its last segment is the table's name).
+   */
+  quarantine: { enabled: boolean; target: string; includeErrorReason: boolean; dir?: string };
+}
+
+/** A quarantine target that names a directory rather than a table beside the data. */
+export function isQuarantinePath(target: string): boolean {
+  return /[/\\]/.test(target);
+}
+
+/** The directory of a path quarantine target for `table` (see LakeConfig.quarantine.dir). */
+export function quarantinePathDir(target: string, table: string): string {
+  const dir = resolve(target.replace(/^table:/, ""));
+  return basename(dir) === table ? dir : join(dir, table);
 }
 
 const FORMATS: readonly string[] = ["duckdb", "parquet"];
@@ -116,6 +132,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   if (typeof targetPath !== "string" || targetPath.trim() === "") {
     throw new ConfigError("targetPath", "expected a directory path");
   }
+  const qDir = isQuarantinePath(qTarget) ? { dir: quarantinePathDir(qTarget, table) } : {};
   return {
     format: format as LakeFormat,
     strategy: strategy as LakeConfig["strategy"],
@@ -129,6 +146,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
       enabled: q?.enabled ?? true,
       target: qTarget,
       includeErrorReason: q?.includeErrorReason ?? true,
+      ...qDir,
     },
   };
 }
@@ -139,9 +157,32 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
  * `quarantine.target` when the lake would refuse it. Lint asks the same question.
  */
 export function checkQuarantineTarget(target: string, table: string, format: string): void {
+  if (isQuarantinePath(target)) {
+    checkQuarantinePath(target, format);
+    return;
+  }
   checkName("quarantine.target", target, format);
   if (target.toLowerCase() === table.toLowerCase()) {
     throw new ConfigError("quarantine.target", `must differ from the table name "${table}"`);
+  }
+}
+
+/**
+ * A quarantine target that is a path: a local directory for parquet lakes. A DuckDB lake keeps
+ * quarantine rows in its own database, in the batch's transaction; DuckDB cannot write a second
+ * database file in that transaction, so a path there would break that guarantee.
+ */
+function checkQuarantinePath(target: string, format: string): void {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) {
+    throw new ConfigError("quarantine.target", `"${target}" is a URL; this lake writes quarantine to a local directory or a table beside the data`);
+  }
+  if (target.includes("\0")) throw new ConfigError("quarantine.target", "must not contain a NUL character");
+  if (format === "duckdb") {
+    throw new ConfigError(
+      "quarantine.target",
+      `"${target}" is a directory, but a duckdb lake writes quarantine rows into its own database in the same transaction as the batch; ` +
+        "use materialization.format parquet to quarantine into that directory, or give quarantine.target as a table name",
+    );
   }
 }
 

@@ -31,6 +31,7 @@ import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.
  *   <targetPath>/<table>/_lakelogic/manifest.json             the live file set (data + quarantine)
  *   <targetPath>/<table>/_lakelogic/writer.lock               pid of the live writer
  *   <targetPath>/<quarantine>/<table>-b00000012-….parquet     quarantine files of this table
+ *   <quarantine path>/<table>/<table>-b00000012-….parquet      … or so, when quarantine.target is a path
  *
  * A batch becomes visible when the manifest is replaced (write temp, fsync, rename, fsync dir),
  * so data and quarantine files of one batch appear together or not at all. Files that no
@@ -71,8 +72,9 @@ export function tableDir(config: LakeConfig): string {
   return join(config.targetPath, config.table);
 }
 
+/** Where this table's quarantine files go: beside the table, or under a path target (LakeConfig.quarantine.dir). */
 export function quarantineDir(config: LakeConfig): string {
-  return join(config.targetPath, config.quarantine.target);
+  return config.quarantine.dir ?? join(config.targetPath, config.quarantine.target);
 }
 
 export function readManifest(config: LakeConfig): Manifest | undefined {

@@ -17,7 +17,7 @@ import type { Row } from "../engine/types.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { acquireDatabase } from "./duckdb-db.js";
-import { readManifest, sqlList, tableDir } from "./parquet-writer.js";
+import { quarantineDir, readManifest, sqlList, tableDir } from "./parquet-writer.js";
 import type { StoredQuarantineRow } from "./types.js";
 
 export interface ReadOptions {
@@ -78,7 +78,7 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
   const files =
     which === "table"
       ? manifest.data.map((f) => join(tableDir(config), f.file))
-      : manifest.quarantine.map((f) => join(config.targetPath, manifest.quarantineTarget, f.file));
+      : manifest.quarantine.map((f) => join(quarantineDir(config), f.file));
   if (files.length === 0) return [];
   // A throwaway in-memory instance, left to the garbage collector (see duckdb-db.ts for why
   // instances are never closed explicitly).

@@ -199,8 +199,10 @@ describe("wrong types and missing keys", () => {
     );
   });
 
-  it("refuses an empty dataset", () => {
-    expect(first('dataset: ""\n').message).toMatch(/^bronze\.yaml:1:1 dataset: is empty/);
+  it("reads an empty dataset as not set: the name is derived, with a warning", () => {
+    const c = parseContract('dataset: ""\n', "bronze.yaml");
+    expect(c.dataset).toBe("bronze");
+    expect(c.warnings.map((w) => w.code)).toContain("derived");
   });
 });
 

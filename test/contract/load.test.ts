@@ -479,10 +479,18 @@ materialization:
 
 describe("rule ids", () => {
   it("must be unique across row and dataset rules", () => {
-    expect(() => load(`dataset: d\nquality:\n  row_rules:\n    - not_null: a\n    - not_null: a\n`)).toThrow(
-      /c\.yaml:5:7 quality\.row_rules\[1\]\.not_null: duplicate rule id 'not_null:a' \(also used by quality\.row_rules\[0\]\.not_null\)/,
+    expect(() => load(`dataset: d\nquality:\n  row_rules:\n    - {name: x, not_null: a}\n    - {name: x, not_null: b}\n`)).toThrow(
+      /c\.yaml:5:17 quality\.row_rules\[1\]\.not_null: duplicate rule id 'x' \(also used by quality\.row_rules\[0\]\.not_null\)/,
     );
     expect(() => load(`dataset: d\nquality:\n  row_rules:\n    - {name: x, sql: a > 1}\n  dataset_rules:\n    - {unique: a, name: x}\n`)).toThrow(/duplicate rule id 'x'/);
+  });
+
+  it("identical rules are one rule, written once or twice, in any shorthand", () => {
+    const c = load(`dataset: d\n${FIELDS}quality:\n  row_rules:\n    - not_null: email\n    - not_null: email\n  dataset_rules:\n    - unique: order_id\n    - unique: [order_id]\n`);
+    expect(c.rowRules.filter((r) => r.id === "not_null:email")).toHaveLength(1);
+    expect(c.datasetRules.map((r) => r.id)).toEqual(["unique:order_id"]);
+    // The same name on two different checks is still refused.
+    expect(() => load(`dataset: d\n${FIELDS}quality:\n  dataset_rules:\n    - {unique: order_id, name: u}\n    - {unique: email, name: u}\n`)).toThrow(/duplicate rule id 'u'/);
   });
 
   it("are stable: the same contract yields the same ids", () => {
@@ -492,6 +500,6 @@ describe("rule ids", () => {
   });
 
   it("a ContractError is thrown for problems, never a plain Error", () => {
-    expect(() => load("dataset: d\nquality:\n  row_rules:\n    - not_null: a\n    - not_null: a\n")).toThrow(ContractError);
+    expect(() => load("dataset: d\nquality:\n  row_rules:\n    - {name: x, sql: a > 1}\n    - {name: x, sql: a > 2}\n")).toThrow(ContractError);
   });
 });

@@ -6,7 +6,7 @@ import type { ContractProblem } from "../errors.js";
 import { RuleExpressionError, checkRuleExpression } from "../sql-guard.js";
 import { didYouMean } from "../suggest.js";
 import type { ContractWarning, SourceLoc } from "../types.js";
-import { formatPath, type YamlDoc, type YamlPath } from "../yaml.js";
+import { formatPath, type YamlDoc, type YamlPath, type YamlPos } from "../yaml.js";
 
 export class NormaliseContext {
   readonly problems: ContractProblem[] = [];
@@ -17,22 +17,37 @@ export class NormaliseContext {
   constructor(
     readonly file: string | undefined,
     readonly doc: YamlDoc | undefined,
+    /** Values the contract inherited (formatted key path → where they were written). */
+    private readonly origins?: ReadonlyMap<string, { file: string; pos?: YamlPos }>,
   ) {}
 
+  /** Where an inherited value at `path` (or above it) was written, if it was inherited. */
+  private inherited(path: YamlPath): { file: string; pos?: YamlPos } | undefined {
+    if (!this.origins || this.origins.size === 0) return undefined;
+    for (let n = path.length; n > 0; n--) {
+      const hit = this.origins.get(formatPath(path.slice(0, n)));
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
   loc(path: YamlPath): SourceLoc | undefined {
+    const from = this.inherited(path);
+    if (from) return from.pos ? { file: from.file, line: from.pos.line, column: from.pos.column, path: formatPath(path) } : undefined;
     const pos = this.doc?.locate(path);
     if (!pos) return undefined;
     return { file: this.file, line: pos.line, column: pos.column, path: formatPath(path) };
   }
 
   error(path: YamlPath, message: string, expected?: string): void {
+    const from = this.inherited(path);
     // An empty document has no node to point at: its problems are at the start of the file.
-    const pos = this.doc ? (this.doc.locate(path) ?? { line: 1, column: 1 }) : undefined;
+    const pos = from ? from.pos : this.doc ? (this.doc.locate(path) ?? { line: 1, column: 1 }) : undefined;
     this.problems.push({
       path: path.length === 0 ? "" : formatPath(path),
       message,
       expected,
-      file: this.file,
+      file: from ? from.file : this.file,
       line: pos?.line,
       column: pos?.column,
     });

@@ -3,8 +3,8 @@
  * `ContractError`, or returns the normalised `Contract` with its warnings in file order.
  */
 import { ContractError } from "../errors.js";
-import type { Contract } from "../types.js";
-import type { YamlDoc } from "../yaml.js";
+import type { Contract, ContractWarning } from "../types.js";
+import type { YamlDoc, YamlPos } from "../yaml.js";
 import { NormaliseContext } from "./context.js";
 import { readDataset, readInfo } from "./info.js";
 import { readMaterialization } from "./materialization.js";
@@ -32,9 +32,18 @@ const TOP_KEYS = [
   "price", "stakeholders", "roles", "slaDefaultColumn", "slaProperties", "tags", "customProperties",
 ] as const;
 
+/** What resolving the registry and placeholders (inherit/) adds to a document's normalisation. */
+export interface Resolution {
+  /** Values taken from the registry: formatted key path → where they were written. */
+  origins?: ReadonlyMap<string, { file: string; pos?: YamlPos }>;
+  /** Findings made while resolving (registry keys not used, derived values, …). */
+  warnings?: readonly ContractWarning[];
+}
+
 /** Normalise an already-parsed contract document. `doc` supplies positions when it came from YAML. */
-export function normaliseDocument(data: unknown, file: string | undefined, doc: YamlDoc | undefined): Contract {
-  const cx = new NormaliseContext(file, doc);
+export function normaliseDocument(data: unknown, file: string | undefined, doc: YamlDoc | undefined, resolution?: Resolution): Contract {
+  const cx = new NormaliseContext(file, doc, resolution?.origins);
+  if (resolution?.warnings) cx.warnings.push(...resolution.warnings);
   if (data === undefined || data === null) {
     cx.error([], "the contract is empty", "a mapping with dataset, model, quality, materialization, …");
     throw new ContractError(cx.problems);

@@ -3,7 +3,11 @@ import { basename, extname } from "node:path";
 import { didYouMean } from "../suggest.js";
 import type { Contract } from "../types.js";
 import type { NormaliseContext } from "./context.js";
-import { asMap, asNonEmptyStr, asStr, checkKeys, missing, type Obj } from "./read.js";
+import { asMap, asOptStr, checkKeys, missing, type Obj } from "./read.js";
+
+function isBlank(v: unknown): boolean {
+  return typeof v === "string" && v.trim() === "";
+}
 
 const INFO_KEYS = [
   "title", "table_name", "version", "description", "owner", "contact", "target_layer", "status",
@@ -27,7 +31,7 @@ export function readInfo(cx: NormaliseContext, data: Obj): Contract["info"] {
     for (const [key, value] of Object.entries(m)) {
       const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
       if (INFO_TEXT_KEYS.includes(key)) {
-        const s = asStr(cx, value, ["info", key]);
+        const s = asOptStr(cx, value, ["info", key]);
         if (s !== undefined) info[camel] = s;
       } else {
         info[camel] = value;
@@ -37,7 +41,7 @@ export function readInfo(cx: NormaliseContext, data: Obj): Contract["info"] {
   // The original also reads the layer from a top-level `tier` / `layer` / `target_layer`.
   if (info.targetLayer === undefined) {
     for (const key of ["target_layer", "tier", "layer"]) {
-      const s = asStr(cx, data[key], [key]);
+      const s = asOptStr(cx, data[key], [key]);
       if (s !== undefined) {
         info.targetLayer = s;
         break;
@@ -48,9 +52,9 @@ export function readInfo(cx: NormaliseContext, data: Obj): Contract["info"] {
 }
 
 export function readDataset(cx: NormaliseContext, data: Obj, info: Contract["info"]): string {
-  const given = asNonEmptyStr(cx, data["dataset"], ["dataset"]);
+  const given = asOptStr(cx, data["dataset"], ["dataset"]);
   if (given !== undefined) return given;
-  if (data["dataset"] !== undefined && data["dataset"] !== null) return "invalid";
+  if (data["dataset"] !== undefined && data["dataset"] !== null && !isBlank(data["dataset"])) return "invalid";
   // A misspelt `dataset:` must not silently fall back to a derived name (a different table and checkpoint).
   if (Object.keys(data).some((k) => k !== "dataset" && didYouMean(k, ["dataset"]) === "dataset")) {
     missing(cx, data, [], "dataset", "a dataset name (it names the table and the checkpoint key)");

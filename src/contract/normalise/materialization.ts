@@ -3,7 +3,7 @@ import { didYouMean } from "../suggest.js";
 import type { Contract, LakeFormat, Materialization, Strategy } from "../types.js";
 import type { YamlPath } from "../yaml.js";
 import type { NormaliseContext } from "./context.js";
-import { asMap, asNonEmptyStr, asStr, asStrList, checkKeys, unknownChoice, type Obj } from "./read.js";
+import { asMap, asOptStr, asStrList, checkKeys, unknownChoice, type Obj } from "./read.js";
 
 const MATERIALIZATION_KEYS = [
   "strategy", "target_path", "format", "partition_by", "table", "location", "cluster_by",
@@ -20,7 +20,7 @@ export function readMaterialization(cx: NormaliseContext, data: Obj, dataset: st
   const m = asMap(cx, data["materialization"], path) ?? {};
   checkKeys(cx, m, path, MATERIALIZATION_KEYS, "materialization");
   let strategy: Strategy = "append";
-  const given = asStr(cx, m["strategy"], [...path, "strategy"]);
+  const given = asOptStr(cx, m["strategy"], [...path, "strategy"]);
   if (given !== undefined) {
     const t = given.trim().toLowerCase();
     if ((STRATEGIES as readonly string[]).includes(t)) strategy = t as Strategy;
@@ -28,7 +28,7 @@ export function readMaterialization(cx: NormaliseContext, data: Obj, dataset: st
   }
   const fmt = readFormat(cx, m["format"], [...path, "format"], "duckdb");
   const table =
-    asNonEmptyStr(cx, m["table"], [...path, "table"]) ??
+    asOptStr(cx, m["table"], [...path, "table"]) ??
     (typeof info.tableName === "string" && info.tableName.trim() !== "" ? info.tableName.trim() : dataset);
   const out: Materialization = {
     strategy,
@@ -38,7 +38,7 @@ export function readMaterialization(cx: NormaliseContext, data: Obj, dataset: st
     partitionBy: asStrList(cx, m["partition_by"], [...path, "partition_by"]) ?? [],
   };
   if (fmt.declared !== undefined) out.declaredFormat = fmt.declared;
-  const target = asNonEmptyStr(cx, m["target_path"], [...path, "target_path"]) ?? asNonEmptyStr(cx, m["location"], [...path, "location"]);
+  const target = asOptStr(cx, m["target_path"], [...path, "target_path"]) ?? asOptStr(cx, m["location"], [...path, "location"]);
   if (target !== undefined) out.targetPath = target;
   resolvePartitionColumns(cx, out.partitionBy, [...path, "partition_by"]);
   return out;
@@ -59,7 +59,7 @@ function resolvePartitionColumns(cx: NormaliseContext, partitionBy: string[], pa
 
 /** A lake format; the original's other formats load (with a warning) so one contract serves both. */
 export function readFormat(cx: NormaliseContext, v: unknown, path: YamlPath, fallback: LakeFormat): { format: LakeFormat; declared?: string } {
-  const s = asStr(cx, v, path, "duckdb or parquet");
+  const s = asOptStr(cx, v, path, "duckdb or parquet");
   if (s === undefined) return { format: fallback };
   const t = s.trim().toLowerCase();
   if ((FORMATS as readonly string[]).includes(t)) return { format: t as LakeFormat };

@@ -1,6 +1,6 @@
 /** The `quality` section: row rules (declared and implied by fields) and dataset rules, with unique ids. */
 import type { DatasetRule, RowRule } from "../types.js";
-import { formatPath, type YamlPath } from "../yaml.js";
+import { formatPath } from "../yaml.js";
 import type { NormaliseContext } from "./context.js";
 import { readDatasetRules } from "./dataset-rules.js";
 import { implicitRules } from "./implicit-rules.js";
@@ -24,22 +24,42 @@ export function readQuality(cx: NormaliseContext, data: Record<string, unknown>,
   const declared = readRowRules(cx, quality);
   const datasetRules = readDatasetRules(cx, quality);
   const rowRules = implicitRules(cx, fields, declared, enforceRequired);
-  checkUniqueIds(cx, rowRules, datasetRules);
-  return { rowRules, datasetRules };
+  const seen = new Map<string, RuleDraft<RowRule | DatasetRule>>();
+  return { rowRules: uniqueRules(cx, rowRules, seen), datasetRules: uniqueRules(cx, datasetRules, seen) };
 }
 
-function checkUniqueIds(cx: NormaliseContext, rowRules: Array<RuleDraft<RowRule>>, datasetRules: Array<RuleDraft<DatasetRule>>): void {
-  const seen = new Map<string, YamlPath>();
-  for (const d of [...rowRules, ...datasetRules]) {
+/**
+ * One rule per id. A rule identical to one before it (`unique: id` and `unique: [id]`, the same
+ * check written twice) is the same rule and is kept once, as the original runs it; two different
+ * rules with one id are an error, since results and quarantine reasons are reported by id.
+ */
+function uniqueRules<R extends RowRule | DatasetRule>(
+  cx: NormaliseContext,
+  drafts: Array<RuleDraft<R>>,
+  seen: Map<string, RuleDraft<RowRule | DatasetRule>>,
+): Array<RuleDraft<R>> {
+  const out: Array<RuleDraft<R>> = [];
+  for (const d of drafts) {
     const before = seen.get(d.rule.id);
     if (before === undefined) {
-      seen.set(d.rule.id, d.path);
-      continue;
+      seen.set(d.rule.id, d);
+      out.push(d);
+    } else if (!sameRule(before.rule, d.rule)) {
+      cx.error(
+        d.path,
+        `duplicate rule id '${d.rule.id}' (also used by ${formatPath(before.path)})`,
+        "a unique name for each rule: add or change `name`",
+      );
     }
-    cx.error(
-      d.path,
-      `duplicate rule id '${d.rule.id}' (also used by ${formatPath(before)})`,
-      "a unique name for each rule: add or change `name`",
-    );
   }
+  return out;
+}
+
+/** The same check: everything but where it was written. */
+function sameRule(a: RowRule | DatasetRule, b: RowRule | DatasetRule): boolean {
+  const strip = (r: RowRule | DatasetRule): string => {
+    const { loc: _loc, origin: _origin, ...rest } = r;
+    return JSON.stringify(rest, Object.keys(rest).sort());
+  };
+  return strip(a) === strip(b);
 }

@@ -3,7 +3,7 @@ import type { Materialization, QuarantineSpec } from "../types.js";
 import type { YamlPath } from "../yaml.js";
 import type { NormaliseContext } from "./context.js";
 import { readFormat } from "./materialization.js";
-import { asBool, asMap, asNonEmptyStr, checkKeys, type Obj } from "./read.js";
+import { asBool, asMap, asOptStr, checkKeys, type Obj } from "./read.js";
 
 const QUARANTINE_KEYS = [
   "enabled", "target", "format", "include_error_reason", "table", "location", "strict_notifications",
@@ -21,9 +21,9 @@ export function readQuarantine(cx: NormaliseContext, data: Obj, mat: Materializa
   const out: QuarantineSpec = {
     enabled: asBool(cx, m["enabled"], [...path, "enabled"]) ?? true,
     target:
-      asNonEmptyStr(cx, m["target"], [...path, "target"]) ??
-      asNonEmptyStr(cx, m["table"], [...path, "table"]) ??
-      asNonEmptyStr(cx, m["location"], [...path, "location"]) ??
+      asOptStr(cx, m["target"], [...path, "target"]) ??
+      asOptStr(cx, m["table"], [...path, "table"]) ??
+      asOptStr(cx, m["location"], [...path, "location"]) ??
       defaults.target,
     format: fmt.format,
     includeErrorReason: asBool(cx, m["include_error_reason"], [...path, "include_error_reason"]) ?? true,

@@ -93,6 +93,15 @@ export function asNum(cx: NormaliseContext, v: unknown, path: YamlPath, expected
   return undefined;
 }
 
+/**
+ * An optional string: absent, null and blank text all mean "not set", as in the original (which
+ * reads `target_path: ""` as no target path). Other values are read as `asStr` reads them.
+ */
+export function asOptStr(cx: NormaliseContext, v: unknown, path: YamlPath, expected = "a string"): string | undefined {
+  if (typeof v === "string" && v.trim() === "") return undefined;
+  return asStr(cx, v, path, expected)?.trim();
+}
+
 /** `"a"` or `[a, b]` → string list. */
 export function asStrList(cx: NormaliseContext, v: unknown, path: YamlPath, expected = "a name or a list of names"): string[] | undefined {
   if (v === undefined || v === null) return undefined;

@@ -6,7 +6,7 @@ import { didYouMean } from "../suggest.js";
 import type { RowRule, Severity, SourceLoc } from "../types.js";
 import type { YamlPath } from "../yaml.js";
 import type { NormaliseContext } from "./context.js";
-import { asNonEmptyStr, asStr, missing, unknownChoice, type Obj } from "./read.js";
+import { asNonEmptyStr, asOptStr, asStr, missing, unknownChoice, type Obj } from "./read.js";
 
 export const RULE_LABEL_KEYS = ["name", "severity", "category", "description", "phase"];
 export const ROW_KINDS = ["not_null", "accepted_values", "regex_match", "range", "referential_integrity", "lifecycle_window"];
@@ -42,7 +42,7 @@ export interface RuleBase {
 
 export function readSeverity(cx: NormaliseContext, v: unknown, path: YamlPath): Severity {
   if (v === undefined || v === null) return "error";
-  const s = asStr(cx, v, path, "error, warning or info");
+  const s = asOptStr(cx, v, path, "error, warning or info");
   if (s === undefined) return "error";
   const t = s.trim().toLowerCase();
   if ((SEVERITIES as readonly string[]).includes(t)) return t as Severity;
@@ -54,7 +54,7 @@ export function readSeverity(cx: NormaliseContext, v: unknown, path: YamlPath): 
 
 export function readLabels(cx: NormaliseContext, m: Obj, path: YamlPath, inherited?: Labels): Labels {
   const out: Labels = {};
-  const name = asNonEmptyStr(cx, m["name"], [...path, "name"], "a rule name");
+  const name = asOptStr(cx, m["name"], [...path, "name"], "a rule name");
   if (name !== undefined) out.name = name;
   if (m["severity"] !== undefined) out.severity = readSeverity(cx, m["severity"], [...path, "severity"]);
   else if (inherited?.severity !== undefined) out.severity = inherited.severity;

@@ -3,7 +3,7 @@ import { didYouMean } from "../suggest.js";
 import type { SchemaPolicy, UnknownFieldsPolicy } from "../types.js";
 import type { YamlPath } from "../yaml.js";
 import type { NormaliseContext } from "./context.js";
-import { asMap, asStr, checkKeys, isObj, unknownChoice, type Obj } from "./read.js";
+import { asMap, asOptStr, checkKeys, isObj, unknownChoice, type Obj } from "./read.js";
 
 const SCHEMA_POLICY_KEYS = ["evolution", "unknown_fields"];
 const EVOLUTIONS = ["strict", "append", "merge", "overwrite", "compatible", "allow"];
@@ -17,7 +17,7 @@ export function readSchemaPolicy(cx: NormaliseContext, data: Obj): SchemaPolicy 
   const server = isObj(data["server"]) ? data["server"] : undefined;
   if (server) {
     const evo = server["schema_evolution"];
-    if (typeof evo === "string" && (!top || top["evolution"] === undefined)) {
+    if (typeof evo === "string" && evo.trim() !== "" && (!top || top["evolution"] === undefined)) {
       readInto(cx, policy, { evolution: evo }, ["server", "schema_evolution"]);
       if (evo.toLowerCase() === "strict" && (!top || top["unknown_fields"] === undefined)) policy.unknownFields = "quarantine";
     }
@@ -32,13 +32,13 @@ export function readSchemaPolicy(cx: NormaliseContext, data: Obj): SchemaPolicy 
 /** Apply one schema-policy mapping over `policy`: what it sets replaces what came before. */
 function readInto(cx: NormaliseContext, policy: SchemaPolicy, m: Obj, path: YamlPath): void {
   checkKeys(cx, m, path, SCHEMA_POLICY_KEYS, "schema_policy");
-  const evo = asStr(cx, m["evolution"], [...path, "evolution"]);
+  const evo = asOptStr(cx, m["evolution"], [...path, "evolution"]);
   if (evo !== undefined) {
     const t = evo.trim().toLowerCase();
     if (EVOLUTIONS.includes(t)) policy.evolution = t;
     else cx.error([...path, "evolution"], unknownChoice("evolution", evo, didYouMean(t, EVOLUTIONS)), EVOLUTIONS.join(", "));
   }
-  const uf = asStr(cx, m["unknown_fields"], [...path, "unknown_fields"]);
+  const uf = asOptStr(cx, m["unknown_fields"], [...path, "unknown_fields"]);
   if (uf !== undefined) {
     const t = uf.trim().toLowerCase();
     if ((UNKNOWN_FIELDS as readonly string[]).includes(t)) policy.unknownFields = t as UnknownFieldsPolicy;
