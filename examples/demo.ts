@@ -131,6 +131,7 @@ async function rewindOneBatchAndRun() {
       sourceCount: last.totals.sourceCount - BATCH,
       goodCount: last.totals.goodCount - (BATCH - bad),
       badCount: last.totals.badCount - bad,
+      supersededCount: last.totals.supersededCount,
     },
   });
   await s.close();

@@ -4,6 +4,7 @@
  * tests catch changed arithmetic, which replay cannot see. Workflow-safe: no I/O, no Node APIs.
  */
 import type {
+  Counts,
   OpenStreamResult,
   StreamCarry,
   StreamLag,
@@ -19,14 +20,33 @@ export const DEFAULT_CONTINUE_AS_NEW_EVERY = 200;
 /** Batches one fetch may hand over (the first plus those read ahead); see FetchBatchInput.maxBatches. */
 export const DEFAULT_BATCHES_PER_FETCH = 4;
 
+/**
+ * Counts as this code reads them from history: a carry, an openStream or writeBatch result
+ * recorded before `supersededCount` existed has none, which is 0 (nothing was superseded).
+ */
+function countsOf(c: Omit<Counts, "supersededCount"> & { supersededCount?: number }): Counts {
+  return { sourceCount: c.sourceCount, goodCount: c.goodCount, badCount: c.badCount, supersededCount: c.supersededCount ?? 0 };
+}
+
+function plus<T extends Counts>(a: T, b: Counts): T {
+  const x = countsOf(a);
+  return {
+    ...a,
+    sourceCount: x.sourceCount + b.sourceCount,
+    goodCount: x.goodCount + b.goodCount,
+    badCount: x.badCount + b.badCount,
+    supersededCount: x.supersededCount + b.supersededCount,
+  };
+}
+
 export function initialCarry(open: OpenStreamResult, nowIso: string): StreamCarry {
   return {
     key: open.key,
     dataset: open.dataset,
     cursor: open.cursor,
     batchId: open.batchId,
-    totals: { ...open.totals },
-    run: { batches: 0, sourceCount: 0, goodCount: 0, badCount: 0 },
+    totals: countsOf(open.totals),
+    run: { batches: 0, sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 },
     paused: false,
     lastCommitAt: null,
     startedAt: nowIso,
@@ -40,13 +60,8 @@ export function afterCommit(carry: StreamCarry, cursor: string | null, write: Wr
     ...carry,
     cursor,
     batchId: write.batchId,
-    totals: { ...write.totals },
-    run: {
-      batches: carry.run.batches + 1,
-      sourceCount: carry.run.sourceCount + write.batch.sourceCount,
-      goodCount: carry.run.goodCount + write.batch.goodCount,
-      badCount: carry.run.badCount + write.batch.badCount,
-    },
+    totals: countsOf(write.totals),
+    run: plus({ ...carry.run, batches: carry.run.batches + 1 }, countsOf(write.batch)),
     lastCommitAt: write.committedAt,
   };
 }
@@ -57,22 +72,20 @@ export function afterCommit(carry: StreamCarry, cursor: string | null, write: Wr
  */
 export function resync(carry: StreamCarry, open: OpenStreamResult): StreamCarry {
   if (open.batchId === carry.batchId) return carry;
-  const gained = {
-    sourceCount: open.totals.sourceCount - carry.totals.sourceCount,
-    goodCount: open.totals.goodCount - carry.totals.goodCount,
-    badCount: open.totals.badCount - carry.totals.badCount,
+  const now = countsOf(open.totals);
+  const before = countsOf(carry.totals);
+  const gained: Counts = {
+    sourceCount: now.sourceCount - before.sourceCount,
+    goodCount: now.goodCount - before.goodCount,
+    badCount: now.badCount - before.badCount,
+    supersededCount: now.supersededCount - before.supersededCount,
   };
   return {
     ...carry,
     cursor: open.cursor,
     batchId: open.batchId,
-    totals: { ...open.totals },
-    run: {
-      batches: carry.run.batches + (open.batchId - carry.batchId),
-      sourceCount: carry.run.sourceCount + gained.sourceCount,
-      goodCount: carry.run.goodCount + gained.goodCount,
-      badCount: carry.run.badCount + gained.badCount,
-    },
+    totals: now,
+    run: plus({ ...carry.run, batches: carry.run.batches + (open.batchId - carry.batchId) }, gained),
   };
 }
 
@@ -159,9 +172,7 @@ export function statusOf(
     mode,
     cursor: carry.cursor === null ? null : decode(carry.cursor),
     batchId: carry.batchId,
-    sourceCount: carry.totals.sourceCount,
-    goodCount: carry.totals.goodCount,
-    badCount: carry.totals.badCount,
+    ...countsOf(carry.totals),
     lastCommitAt: carry.lastCommitAt,
     lag,
   };
@@ -176,14 +187,12 @@ export function resultOf(
   return {
     checkpointKey: carry.key,
     batches: carry.run.batches,
-    sourceCount: carry.run.sourceCount,
-    goodCount: carry.run.goodCount,
-    badCount: carry.run.badCount,
+    ...countsOf(carry.run),
     cursor: carry.cursor === null ? null : decode(carry.cursor),
     resumedFrom: carry.resumedFrom === null ? null : decode(carry.resumedFrom),
     startedAt: carry.startedAt,
     finishedAt: nowIso,
     stoppedBy,
-    totals: { ...carry.totals },
+    totals: countsOf(carry.totals),
   };
 }

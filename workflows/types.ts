@@ -32,6 +32,11 @@ export interface StreamSpec {
   engine?: "duckdb" | "polars";
   /** A SQLite path or "target"; default `<targetPath>/_lakelogic/checkpoints.sqlite`. */
   checkpoint?: string;
+  /**
+   * Values for the contract's `{placeholders}` (`--var name=value`), used wherever a worker loads
+   * the contract. Not secrets: they are part of the workflow's history.
+   */
+  vars?: Record<string, string>;
 }
 
 export interface StreamWorkflowInput extends StreamSpec {
@@ -84,6 +89,8 @@ export interface StreamStatus {
   sourceCount: number;
   goodCount: number;
   badCount: number;
+  /** Records a later record of their batch with the same key replaced (see Counts). */
+  supersededCount: number;
   lastCommitAt: string | null;
   lag: StreamLag | null;
 }
@@ -171,6 +178,7 @@ export interface ValidateBatchResult {
   sourceCount: number;
   goodCount: number;
   badCount: number;
+  supersededCount: number;
 }
 
 export interface WriteBatchInput {

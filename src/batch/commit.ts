@@ -12,7 +12,20 @@ export interface StreamPosition {
   totals: Counts;
 }
 
-export const ZERO_COUNTS: Readonly<Counts> = Object.freeze({ sourceCount: 0, goodCount: 0, badCount: 0 });
+export const ZERO_COUNTS: Readonly<Counts> = Object.freeze({ sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 });
+
+/**
+ * `a + b`, count by count. Totals from a Temporal history or a stored record written before
+ * `supersededCount` existed have none: that is 0 (nothing was superseded then), not NaN.
+ */
+export function addCounts(a: Readonly<Counts>, b: Readonly<Counts>): Counts {
+  return {
+    sourceCount: a.sourceCount + b.sourceCount,
+    goodCount: a.goodCount + b.goodCount,
+    badCount: a.badCount + b.badCount,
+    supersededCount: (a.supersededCount ?? 0) + (b.supersededCount ?? 0),
+  };
+}
 
 export function positionOf(record: CheckpointRecord | undefined): StreamPosition {
   return record
@@ -127,17 +140,9 @@ async function checkWriteCommit(
     sourceCount: batch.sourceCount,
     goodCount: batch.goodCount,
     badCount: batch.bad.length,
+    supersededCount: batch.supersededCount,
   };
-  const record: CheckpointRecord = {
-    ...next,
-    committedAt: new Date(),
-    batch: counts,
-    totals: {
-      sourceCount: previous.totals.sourceCount + counts.sourceCount,
-      goodCount: previous.totals.goodCount + counts.goodCount,
-      badCount: previous.totals.badCount + counts.badCount,
-    },
-  };
+  const record: CheckpointRecord = { ...next, committedAt: new Date(), batch: counts, totals: addCounts(previous.totals, counts) };
   // Built field by field, not spread: reading `good` could build rows the writer does not need.
   const request = { batchId: record.batchId, bad: batch.bad } as WriteRequest;
   defineLazy(request, "good", () => batch.good);

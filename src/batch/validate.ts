@@ -10,6 +10,11 @@ export interface ValidatedBatch {
   /** Good rows; read `goodCount` for the number (the rows may be built on first access). */
   good: Row[];
   goodCount: number;
+  /**
+   * Good rows a later good row of the batch with the same primary key replaces (merge, keyed
+   * overwrite): not written. sourceCount = goodCount + bad.length + supersededCount.
+   */
+  supersededCount: number;
   /** The good rows column by column, when the engine made them (see GoodColumns). */
   goodColumns?: GoodColumns;
   bad: QuarantineRow[];
@@ -54,7 +59,7 @@ export async function validateRecords(
     }
   }
   if (values.length === 0) {
-    return { sourceCount: records.length, good: [], goodCount: 0, bad, ruleCounts: [], datasetRules: [] };
+    return { sourceCount: records.length, good: [], goodCount: 0, supersededCount: 0, bad, ruleCounts: [], datasetRules: [] };
   }
   const result = await engine.validate(values, contract);
   for (const b of result.bad) {
@@ -64,6 +69,7 @@ export async function validateRecords(
   const batch = {
     sourceCount: records.length,
     goodCount: result.goodCount,
+    supersededCount: result.supersededCount,
     bad,
     ruleCounts: result.ruleCounts,
     datasetRules: result.datasetRules,

@@ -19,6 +19,8 @@ interface Row {
   total_good: number;
   total_bad: number;
   writer_id: string;
+  batch_superseded: number;
+  total_superseded: number;
 }
 
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS lakelogic_checkpoints (
@@ -28,17 +30,36 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS lakelogic_checkpoints (
   committed_at TEXT NOT NULL,
   batch_source INTEGER NOT NULL, batch_good INTEGER NOT NULL, batch_bad INTEGER NOT NULL,
   total_source INTEGER NOT NULL, total_good INTEGER NOT NULL, total_bad INTEGER NOT NULL,
-  writer_id TEXT NOT NULL
+  writer_id TEXT NOT NULL,
+  batch_superseded INTEGER NOT NULL DEFAULT 0, total_superseded INTEGER NOT NULL DEFAULT 0
 )`;
 
-const UPSERT = `INSERT INTO lakelogic_checkpoints VALUES
-  (@key, @cursor, @batch_id, @committed_at, @batch_source, @batch_good, @batch_bad,
-   @total_source, @total_good, @total_bad, @writer_id)
-  ON CONFLICT(key) DO UPDATE SET cursor = excluded.cursor, batch_id = excluded.batch_id,
-    committed_at = excluded.committed_at, batch_source = excluded.batch_source,
-    batch_good = excluded.batch_good, batch_bad = excluded.batch_bad,
-    total_source = excluded.total_source, total_good = excluded.total_good,
-    total_bad = excluded.total_bad, writer_id = excluded.writer_id`;
+/** Columns added after the first release: a file made before them gets them, 0 in the rows it has. */
+const ADDED_COLUMNS = ["batch_superseded", "total_superseded"] as const;
+
+const COLUMNS = [
+  ...["key", "cursor", "batch_id", "committed_at", "batch_source", "batch_good", "batch_bad"],
+  ...["total_source", "total_good", "total_bad", "writer_id", ...ADDED_COLUMNS],
+];
+
+// Columns by name: a migrated file has the added ones last, whatever order a new file has.
+const UPSERT = `INSERT INTO lakelogic_checkpoints (${COLUMNS.join(", ")})
+  VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})
+  ON CONFLICT(key) DO UPDATE SET ${COLUMNS.filter((c) => c !== "key").map((c) => `${c} = excluded.${c}`).join(", ")}`;
+
+/**
+ * Create the table, or add the columns a file made by an earlier version lacks. In one
+ * IMMEDIATE transaction: two processes opening an old file at once add each column once.
+ */
+function ensureTable(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(CREATE_TABLE);
+    const have = new Set(db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('lakelogic_checkpoints')").all().map((c) => c.name));
+    for (const c of ADDED_COLUMNS) {
+      if (!have.has(c)) db.exec(`ALTER TABLE lakelogic_checkpoints ADD COLUMN ${c} INTEGER NOT NULL DEFAULT 0`);
+    }
+  }).immediate();
+}
 
 /**
  * Checkpoints in a SQLite file. WAL with `synchronous = FULL`, so a commit that returned is on
@@ -59,7 +80,7 @@ export class SQLiteCheckpointStore implements CheckpointStore {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
       db.pragma("busy_timeout = 5000");
-      db.exec(CREATE_TABLE);
+      ensureTable(db);
       this.selectStmt = db.prepare<[string], Row>("SELECT * FROM lakelogic_checkpoints WHERE key = ?");
       this.upsertStmt = db.prepare<Row>(UPSERT);
       this.db = db;
@@ -118,8 +139,8 @@ export class SQLiteCheckpointStore implements CheckpointStore {
       cursor: decodeStoredCursor(row.cursor, row.key, this.path),
       batchId: row.batch_id,
       committedAt: new Date(row.committed_at),
-      batch: { sourceCount: row.batch_source, goodCount: row.batch_good, badCount: row.batch_bad },
-      totals: { sourceCount: row.total_source, goodCount: row.total_good, badCount: row.total_bad },
+      batch: { sourceCount: row.batch_source, goodCount: row.batch_good, badCount: row.batch_bad, supersededCount: row.batch_superseded },
+      totals: { sourceCount: row.total_source, goodCount: row.total_good, badCount: row.total_bad, supersededCount: row.total_superseded },
       writerId: row.writer_id,
     };
   }
@@ -138,5 +159,7 @@ function toRow(r: CheckpointRecord): Row {
     total_good: r.totals.goodCount,
     total_bad: r.totals.badCount,
     writer_id: r.writerId,
+    batch_superseded: r.batch.supersededCount,
+    total_superseded: r.totals.supersededCount,
   };
 }

@@ -5,10 +5,17 @@
  */
 export type Cursor = unknown;
 
+/** Records read, rows written, rows quarantined, and rows superseded: sourceCount = goodCount + badCount + supersededCount. */
 export interface Counts {
   sourceCount: number;
+  /** Good rows written to the target (after supersession). */
   goodCount: number;
   badCount: number;
+  /**
+   * Good records not written because a later record of the same batch has the same primary key
+   * (merge, overwrite with a key: the last one wins). Records stored before this count existed read as 0.
+   */
+  supersededCount: number;
 }
 
 export interface CheckpointRecord {

@@ -20,10 +20,12 @@ export interface EngineOutput {
   typed?: GoodColumns;
   /** Engine positions of bad rows, ascending, with the check codes each failed (all severities). */
   bad: Array<{ pos: number; codes: number[] }>;
+  /** Engine positions of superseded good rows (Plan.supersedeBy), ascending; absent: none. */
+  superseded?: number[];
   /** Failures per check, indexed by check code. */
   counts: number[];
   goodCount: number;
-  /** Per dataset rule: unique → distinct key count, null_ratio → null count, row_count → unused. */
+  /** Per dataset rule over the rows written (not superseded): unique → distinct key count, null_ratio → null count, row_count → unused. */
   dataset: number[];
   /** Per dataset rule, the engine's message when measuring it threw (its `dataset` entry is then unused). */
   datasetErrors?: ReadonlyArray<string | undefined>;
@@ -60,6 +62,8 @@ function message(check: Check, rec: Record<string, unknown>, unknown: string | n
       return `unknown fields: ${unknown ?? ""}`;
     case "type":
       return `${f!.name}: cannot convert ${shown} to ${typeLabel(f!.spec!)}`;
+    case "primary_key":
+      return `${f!.name} is null or missing: it is part of the primary key, by which the target identifies rows`;
     default:
       return ruleMessage(check.rule!, f?.name ?? "", shown);
   }
@@ -212,19 +216,18 @@ function buildRows(
   const cols = typeof out.goodColumns === "function" ? out.goodColumns() : out.goodColumns;
   // Engines hand back columns by position: a mismatch would shift values between rows.
   // (`assemble` has checked the counts: goodCount + bad = n.)
-  const consistent =
-    cols.every((c) => c.length === out.goodCount) &&
-    engineBad.every((b, i) => i === 0 || b.pos > engineBad[i - 1]!.pos);
+  const skip = skipped(engineBad, out.superseded);
+  const consistent = cols.every((c) => c.length === out.goodCount) && skip !== undefined;
   if (!consistent) throw new Error("internal error: engine output does not line up with the batch");
   const keepExtra = plan.passthrough || plan.unknownPolicy === "allow";
   const extra = enc.extra;
   const known = plan.knownKeys;
   const rows: Row[] = new Array<Row>(out.goodCount);
-  let bi = 0;
+  let si = 0;
   let g = 0;
   for (let pos = 0; pos < enc.n; pos++) {
-    if (bi < engineBad.length && engineBad[bi]!.pos === pos) {
-      bi++;
+    if (si < skip.length && skip[si] === pos) {
+      si++;
       continue;
     }
     const rec = records[enc.index[pos]!] as Record<string, unknown>;
@@ -237,6 +240,23 @@ function buildRows(
     rows[g++] = row;
   }
   return rows;
+}
+
+/**
+ * The positions that are not good rows (bad, then superseded, merged), ascending; undefined when
+ * either list is out of order or they share a position.
+ */
+function skipped(bad: EngineOutput["bad"], superseded: readonly number[] | undefined): number[] | undefined {
+  const out: number[] = [];
+  let b = 0;
+  let s = 0;
+  const sup = superseded ?? [];
+  while (b < bad.length || s < sup.length) {
+    const next = s >= sup.length || (b < bad.length && bad[b]!.pos < sup[s]!) ? bad[b++]!.pos : sup[s++]!;
+    if (out.length > 0 && next <= out[out.length - 1]!) return undefined;
+    out.push(next);
+  }
+  return out;
 }
 
 export function setKey(row: Row, key: string, value: unknown): void {
@@ -282,7 +302,8 @@ export function assemble(
     }
   }
 
-  if (out && out.goodCount + engineBad.length !== enc.n) {
+  const supersededCount = out?.superseded?.length ?? 0;
+  if (out && out.goodCount + engineBad.length + supersededCount !== enc.n) {
     throw new Error("internal error: engine output does not line up with the batch");
   }
 
@@ -295,7 +316,7 @@ export function assemble(
   }
   const goodCount = out?.goodCount ?? 0;
   const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i] ?? 0, goodCount, out?.datasetErrors?.[i]));
-  const result = { goodCount, bad, ruleCounts, datasetRules } as ValidationResult;
+  const result = { goodCount, supersededCount, bad, ruleCounts, datasetRules } as ValidationResult;
   if (out && typeof out.goodColumns === "function") {
     // Built on first access (and kept): a stream's writer may never need row objects.
     let rows: Row[] | undefined;

@@ -9,13 +9,13 @@ import { BAD_COL, type DatasetPlan } from "./plan-types.js";
 
 type Pl = typeof PolarsModule.default;
 
-/** The aggregate, over rows with the bad-row flag `BAD_COL`. */
-export function duckdbMeasure(d: DatasetPlan): string {
+/** The aggregate over the rows for which `good` (SQL) is true: the rows written. */
+export function duckdbMeasure(d: DatasetPlan, good = `NOT ${BAD_COL}`): string {
   switch (d.rule.kind) {
     case "unique":
-      return `count(DISTINCT row(${d.cols.map(quoteIdent).join(", ")})) FILTER (WHERE NOT ${BAD_COL})`;
+      return `count(DISTINCT row(${d.cols.map(quoteIdent).join(", ")})) FILTER (WHERE ${good})`;
     case "null_ratio":
-      return `count_if(NOT ${BAD_COL} AND ${quoteIdent(d.cols[0]!)})`;
+      return `count_if(${good} AND ${quoteIdent(d.cols[0]!)})`;
     case "row_count_between":
       return "0";
   }

@@ -3,12 +3,11 @@
  * statement's one parameter, and the statements themselves (the one that validates a batch, and
  * the probes that look for what made it fail).
  */
-import type { Contract } from "../contract/types.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { duckdbMeasure } from "./dataset-measure.js";
 import type { EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
-import { BAD_COL, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
+import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
 
 const SQL_TYPE = { utf8: "VARCHAR", int64: "BIGINT", float64: "DOUBLE", bool: "BOOLEAN" } as const;
 
@@ -105,6 +104,9 @@ export function toSql(e: Expr): string {
         : `CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale}))`;
     case "sqlRule":
       return `coalesce(CAST((${e.sql}) AS BOOLEAN), FALSE)`;
+    case "lastInGroup":
+      // PARTITION BY groups NULLs together, as the op says.
+      return `(row_number() OVER (PARTITION BY ${e.keys.map(toSql).join(", ")} ORDER BY ${toSql(e.order)} DESC) = 1)`;
   }
   throw new Error(`unreachable: ${(e as { op: string }).op}`);
 }
@@ -186,28 +188,35 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
   const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.name)]);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
   plan.primaryKeyCols?.forEach((c) => keep.add(c));
-  ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length})`);
+  // The superseded flag is a window, after which DuckDB may hand rows over in another order:
+  // sorted back here, so that good rows and bad rows keep arrival order (only keyed targets pay).
+  if (plan.supersedeBy) keep.add(SUPERSEDED_COL);
+  const order = plan.supersedeBy ? " ORDER BY __ll_i" : "";
+  ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length}${order})`);
+  /** A row that is written: not bad, not superseded. */
+  const good = goodRowSql(plan);
 
   const counts = plan.checks.length ? `[${plan.checks.map((c) => `count_if(${quoteIdent(c.flag)})`).join(", ")}]` : "[]";
   const measures = options.measures;
-  if (typeof measures === "number") return `WITH ${ctes.join(",\n")}\nSELECT CAST(${duckdbMeasure(plan.dataset[measures]!)} AS BIGINT) FROM ev`;
-  const dataset = measures === false ? [] : plan.dataset.map(duckdbMeasure);
+  if (typeof measures === "number") return `WITH ${ctes.join(",\n")}\nSELECT CAST(${duckdbMeasure(plan.dataset[measures]!, good)} AS BIGINT) FROM ev`;
+  const dataset = measures === false ? [] : plan.dataset.map((d) => duckdbMeasure(d, good));
   const fail = failExpr ? toSql(failExpr) : "''";
   const doc = [
     `counts := ${counts}`,
     `ds := [${dataset.join(", ")}]::BIGINT[]`,
-    `n := count_if(NOT ${BAD_COL})`,
+    `n := count_if(${good})`,
     `bad := (SELECT list(struct_pack(p := __ll_i, c := ${fail})) FROM ev WHERE ${BAD_COL})`,
   ];
+  if (plan.supersedeBy) doc.push(`sup := (SELECT list(__ll_i ORDER BY __ll_i) FROM ev WHERE ${quoteIdent(SUPERSEDED_COL)})`);
   const pk = plan.primaryKeyCols?.map(quoteIdent);
   if (pk) {
     // Compared as the lake compares them (typed values; NULL parts match each other).
-    const pkNull = `count_if(NOT ${BAD_COL} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`;
+    const pkNull = `count_if(${good} AND (${pk.map((c) => `${c} IS NULL`).join(" OR ")}))`;
     // One column: count(DISTINCT) skips NULLs, and all NULL keys are one key (cheaper than row()).
     const distinct =
       pk.length === 1
-        ? `count(DISTINCT ${pk[0]}) FILTER (WHERE NOT ${BAD_COL}) + least(${pkNull}, 1)`
-        : `count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE NOT ${BAD_COL})`;
+        ? `count(DISTINCT ${pk[0]}) FILTER (WHERE ${good}) + least(${pkNull}, 1)`
+        : `count(DISTINCT row(${pk.join(", ")})) FILTER (WHERE ${good})`;
     doc.push(`pkDistinct := ${distinct}`, `pkNull := ${pkNull}`);
   }
   // The merge's keys, as text that casts back to each key's type exactly (see GoodColumns.keys).
@@ -215,12 +224,12 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
   if (keyFields) {
     // The first key part's range, so that the lake can skip a merge's delete when no stored
     // key falls in it (GoodColumns.keys.range).
-    const over = (agg: string) => `CAST(${agg}(${quoteIdent(keyFields[0]!)}) FILTER (WHERE NOT ${BAD_COL}) AS VARCHAR)`;
+    const over = (agg: string) => `CAST(${agg}(${quoteIdent(keyFields[0]!)}) FILTER (WHERE ${good}) AS VARCHAR)`;
     doc.push(`lo := ${over("min")}`, `hi := ${over("max")}`);
   }
   const keysDoc = keyFields
     ? ` || chr(1) || CAST(to_json(struct_pack(${keyFields
-        .map((name, i) => `k${i} := list(CAST(${quoteIdent(name)} AS VARCHAR)) FILTER (WHERE NOT ${BAD_COL})`)
+        .map((name, i) => `k${i} := list(CAST(${quoteIdent(name)} AS VARCHAR)) FILTER (WHERE ${good})`)
         .join(", ")})) AS VARCHAR)`
     : "";
   const meta = `(SELECT CAST(to_json(struct_pack(${doc.join(", ")})) AS VARCHAR)${keysDoc} FROM ev)`;
@@ -233,9 +242,14 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
   const at = summaryColumn(plan);
   if (at === typed.length) typed.push("CAST(NULL AS VARCHAR)");
   return (
-    `${head}SELECT ${typed.join(", ")} FROM ev WHERE NOT ${BAD_COL}\n` +
+    `${head}SELECT ${typed.join(", ")} FROM ev WHERE ${good}\n` +
     `UNION ALL SELECT ${typed.map((_, i) => (i === at ? meta : "NULL")).join(", ")}`
   );
+}
+
+/** SQL that is true on a row that is written: not bad, and (keyed targets) not superseded. */
+function goodRowSql(plan: Plan): string {
+  return plan.supersedeBy ? `NOT ${BAD_COL} AND NOT ${quoteIdent(SUPERSEDED_COL)}` : `NOT ${BAD_COL}`;
 }
 
 /**
@@ -247,10 +261,4 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
 export function summaryColumn(plan: Plan): number {
   const text = plan.outputs.findIndex((o) => o.field.type === "string" || o.field.type === "json");
   return plan.keepsExtraKeys || text < 0 ? plan.outputs.length : text;
-}
-
-/** Does a contract's target replace rows by their primary key (merge, keyed overwrite)? */
-export function keyedTarget(contract: Contract): boolean {
-  const strategy = contract.materialization.strategy;
-  return strategy === "merge" || (strategy === "overwrite" && contract.primaryKey.length > 0);
 }

@@ -17,14 +17,16 @@ import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { recoverBatch } from "./duckdb-recover.js";
-import { batchPayload, buildStatement, keyedTarget, summaryColumn, toSql } from "./duckdb-sql.js";
+import { batchPayload, buildStatement, summaryColumn, toSql } from "./duckdb-sql.js";
+import { keyedTarget } from "./keyed.js";
 import { dryRunBatch, encodeBatchInSlices, type EncodedBatch } from "./encode.js";
 import { columnsFromChunks, goodColumnsOf } from "./good-columns.js";
 import { compilePlan } from "./plan.js";
 import type { Plan } from "./plan-types.js";
 import type { Engine, ValidationResult } from "./types.js";
 
-export { buildStatement, keyedTarget, toSql } from "./duckdb-sql.js";
+export { buildStatement, toSql } from "./duckdb-sql.js";
+export { keyedTarget } from "./keyed.js";
 
 /** Records per slice of the JavaScript pass: ~1 ms of work for a typical record. */
 const SLICE_ROWS = 2048;
@@ -52,6 +54,8 @@ interface Meta {
   counts: number[];
   ds: number[];
   bad: Array<{ p: number; c: string }> | null;
+  /** Positions of superseded good rows (keyed targets; NULL when none). */
+  sup?: number[] | null;
 }
 
 /** What a validation statement returned: the good rows' chunks, then the summary row. */
@@ -83,6 +87,7 @@ async function readOutput(plan: Plan, result: DuckDBMaterializedResult): Promise
     // A summary column of its own is not part of GoodColumns: the chunks are then only read here.
     ...(good && (at < plan.outputs.length || good.extraColumn) ? { typed: good } : {}),
     bad: (meta.bad ?? []).map((b) => ({ pos: b.p, codes: b.c.split(",").map(Number) })),
+    ...(meta.sup ? { superseded: meta.sup } : {}),
     counts: meta.counts,
     goodCount: meta.n,
     dataset: meta.ds,

@@ -73,7 +73,13 @@ export type Expr =
    */
   | { op: "decimalValue"; e: Expr; precision: number; scale: number; text?: Expr }
   /** A contract `sql` rule over the typed columns; TRUE passes, FALSE and NULL fail (gives a boolean, never null). */
-  | { op: "sqlRule"; sql: string };
+  | { op: "sqlRule"; sql: string }
+  /**
+   * A window over the batch: TRUE on the row with the largest `order` (an int64, distinct per
+   * row) among the rows whose `keys` are equal, NULLs equal to each other; FALSE on the others.
+   * Never null. An engine may return the rows in another order after it (DuckDB does).
+   */
+  | { op: "lastInGroup"; keys: Expr[]; order: Expr };
 
 /** One projection step: columns computed from the previous step's columns, added to them. */
 export interface Layer {

@@ -69,7 +69,7 @@ export function withPoisonRows(records: readonly unknown[], poison: PoisonRows, 
     return n === undefined ? c : { ...c, failed: c.failed + n };
   });
 
-  const out = { goodCount: res.goodCount, bad, ruleCounts, datasetRules: res.datasetRules } as ValidationResult;
+  const out = { goodCount: res.goodCount, supersededCount: res.supersededCount, bad, ruleCounts, datasetRules: res.datasetRules } as ValidationResult;
   if (res.goodColumns) out.goodColumns = res.goodColumns;
   // Forwarded, not read: the rows may be built only when asked for.
   return defineLazy(out, "good", () => res.good);

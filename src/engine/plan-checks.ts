@@ -5,6 +5,7 @@
 import type { Contract, RowRule } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { coerceValue, DOUBLE_RE, rawText } from "./canonical.js";
+import { PRIMARY_KEY_RULE } from "./keyed.js";
 import { TAG } from "./encode.js";
 import { and, bool, cast, cmp, col, eq, extract, int, isTrue, matches, not, notNull, nullOf, num, or, str, when, type Expr, type Layer } from "./ir.js";
 import type { FieldTable } from "./plan-fields.js";
@@ -24,6 +25,7 @@ export function compileChecks(
   sqlRefs: ReadonlyMap<RowRule, PlanField[]>,
   textOf: ReadonlyMap<PlanField, Expr>,
   tracksUnknown: boolean,
+  keyFields: readonly PlanField[] = [],
 ): CompiledChecks {
   const checks: Check[] = [];
   const flags: Array<[string, Expr]> = [];
@@ -41,6 +43,18 @@ export function compileChecks(
   }
   for (const f of table.declared) {
     addCheck({ ruleId: `type:${f.name}`, severity: "error", kind: "type", builtin: true, field: f }, col(f.err!));
+  }
+  // A key part that is null or missing (targets that identify rows by key, keyed.ts), unless an
+  // error-severity not_null rule on the field already makes the row bad for it.
+  const keyNotNull = new Set(
+    contract.rowRules.filter((r) => r.kind === "not_null" && r.severity === "error").map((r) => (r as { field: string }).field.toLowerCase()),
+  );
+  for (const f of keyFields) {
+    if (keyNotNull.has(f.name.toLowerCase())) continue;
+    addCheck(
+      { ruleId: `${PRIMARY_KEY_RULE}:${f.name}`, severity: "error", kind: "primary_key", builtin: true, field: f },
+      eq(col(f.tag), int(TAG.none)),
+    );
   }
   // `required: true` / `nullable: false` arrive as not_null rules from the contract loader
   // (origin "required"), which also honours `enforce_required: false`.

@@ -10,6 +10,8 @@ export const INTERNAL_PREFIX = "__ll_";
 export const UNKNOWN_COL = "__ll_u";
 export const BAD_COL = "__ll_bad";
 export const FAIL_COL = "__ll_fail";
+/** True on a good row that a later good row of the batch with the same primary key replaces. */
+export const SUPERSEDED_COL = "__ll_sup";
 
 /** One input column produced by the JS pass: a declared field, or an undeclared key a rule reads. */
 export interface PlanField {
@@ -42,7 +44,7 @@ export interface PlanField {
   err?: string;
 }
 
-export type CheckKind = "unknown" | "type" | RowRule["kind"];
+export type CheckKind = "unknown" | "type" | "primary_key" | RowRule["kind"];
 
 export interface Check {
   code: number;
@@ -102,6 +104,11 @@ export interface Plan {
   primaryKeyCols?: string[];
   /** The declared names of those fields. */
   primaryKeyFields?: string[];
+  /**
+   * For targets that replace rows by key (see keyed.ts): the key columns over which only the
+   * last good row per key is kept; the others are flagged `SUPERSEDED_COL` (a post layer).
+   */
+  supersedeBy?: string[];
   /** Does any check need the unknown-keys column filled in. */
   tracksUnknown: boolean;
   /**

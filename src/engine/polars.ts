@@ -15,7 +15,7 @@ import type { Expr, Layer } from "./ir.js";
 import { addPoison, engineMessage, evaluationFailure, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
 import { polarsMeasure } from "./dataset-measure.js";
 import { compilePlan } from "./plan.js";
-import { BAD_COL, FAIL_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
+import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
 import { toRustRegex } from "./regex.js";
 import { quoteIdent } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
@@ -153,6 +153,11 @@ class Compiler {
         return c(e.e).cast(pl.Decimal(e.precision, e.scale), false);
       case "sqlRule":
         throw new Error("sql rules are evaluated through SQLContext");
+      case "lastInGroup": {
+        // `over` groups NULL keys together, as the op says.
+        const [first, ...rest] = e.keys.map(c);
+        return c(e.order).eq(c(e.order).max().over(first!, ...rest));
+      }
     }
     throw new Error(`unreachable: ${(e as { op: string }).op}`);
   }
@@ -379,8 +384,11 @@ export class PolarsEngine implements Engine {
     const plan = c.plan;
     const ev = this.evaluate(c, enc);
 
-    const goodDf = ev.filter(pl.col(BAD_COL).not());
+    // Written rows: not bad and, for keyed targets, not superseded by a later row of their key.
+    const written = plan.supersedeBy ? pl.col(BAD_COL).not().and(pl.col(SUPERSEDED_COL).not()) : pl.col(BAD_COL).not();
+    const goodDf = ev.filter(written);
     const goodCount = goodDf.height;
+    const superseded = plan.supersedeBy ? (ev.filter(pl.col(SUPERSEDED_COL)).getColumn("__ll_i").toArray() as number[]) : undefined;
     const goodColumns = plan.outputColumns.map((name) => goodDf.getColumn(name).toArray() as unknown[]);
 
     const badDf = ev.filter(pl.col(BAD_COL)).select(pl.col("__ll_i"), pl.col(FAIL_COL));
@@ -403,7 +411,7 @@ export class PolarsEngine implements Engine {
         return 0;
       }
     });
-    return { goodColumns, bad, counts, goodCount, dataset, datasetErrors };
+    return { goodColumns, bad, counts, goodCount, dataset, datasetErrors, ...(superseded ? { superseded } : {}) };
   }
 
   async close(): Promise<void> {

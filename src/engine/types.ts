@@ -5,7 +5,7 @@ import type { DuckDBDataChunk } from "../util/duckdb.js";
 export type Row = Record<string, unknown>;
 
 export interface RuleFailure {
-  /** Rule id (`RowRule.id`), or a built-in id: `type:<field>` (coercion), `schema:unknown_fields`, `record:not_object`. */
+  /** Rule id (`RowRule.id`), or a built-in id: `type:<field>` (coercion), `schema:unknown_fields`, `record:not_object`, `primary_key_not_null:<field>`. */
   ruleId: string;
   message: string;
 }
@@ -57,7 +57,8 @@ export interface GoodColumns {
   chunks: readonly DuckDBDataChunk[];
   /**
    * Over the contract's primary key (`fields`), when it has one: no two rows share a key (NULL
-   * parts matching each other), and some row has a NULL key part.
+   * parts matching each other), and some row has a NULL key part. For targets that replace rows
+   * by key the engine has already kept the last row per key and quarantined NULL key parts.
    */
   keys?: {
     fields: string[];
@@ -86,6 +87,12 @@ export interface ValidationResult {
   good: Row[];
   /** good.length, without building the rows. */
   goodCount: number;
+  /**
+   * Good rows left out because a later good row of the batch has the same primary key (targets
+   * that replace rows by key: merge, overwrite with a key; see engine/keyed.ts). Every record is
+   * counted once: records = goodCount + bad.length + supersededCount.
+   */
+  supersededCount: number;
   /** Present when the good rows hold exactly the contract's fields (no passthrough keys). */
   goodColumns?: GoodColumns;
   bad: BadRow[];

@@ -4,12 +4,20 @@ import { DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue } from ".
 import { decideCommit } from "../checkpoint/cas.js";
 import { encodeCursor } from "../checkpoint/codec.js";
 import { decodeStoredCursor } from "../checkpoint/stored-cursor.js";
-import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "../checkpoint/types.js";
+import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts } from "../checkpoint/types.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { CHECKPOINT_TABLE, DUCKDB_FILE } from "./config.js";
 import { acquireDatabase, type Database } from "./duckdb-db.js";
 
 const TABLE = quoteIdent(CHECKPOINT_TABLE);
+
+/** Columns added after the first release (see ensureCheckpointTable). */
+const ADDED_COLUMNS = ["batch_superseded", "total_superseded"] as const;
+
+const COLUMNS = [
+  ...["key", "cursor", "batch_id", "committed_at", "batch_source", "batch_good", "batch_bad"],
+  ...["total_source", "total_good", "total_bad", "writer_id", ...ADDED_COLUMNS],
+];
 
 export async function ensureCheckpointTable(conn: DuckDBConnection): Promise<void> {
   await conn.run(`CREATE TABLE IF NOT EXISTS ${TABLE} (
@@ -19,12 +27,36 @@ export async function ensureCheckpointTable(conn: DuckDBConnection): Promise<voi
     committed_at TIMESTAMP NOT NULL,
     batch_source BIGINT NOT NULL, batch_good BIGINT NOT NULL, batch_bad BIGINT NOT NULL,
     total_source BIGINT NOT NULL, total_good BIGINT NOT NULL, total_bad BIGINT NOT NULL,
-    writer_id VARCHAR NOT NULL
+    writer_id VARCHAR NOT NULL,
+    batch_superseded BIGINT DEFAULT 0, total_superseded BIGINT DEFAULT 0
   )`);
+  // A lake made by an earlier version lacks the added columns: its rows read them as 0.
+  const found = await conn.runAndReadAll(
+    "SELECT column_name FROM duckdb_columns() WHERE schema_name = current_schema() AND table_name = $1",
+    [CHECKPOINT_TABLE],
+  );
+  const have = new Set(found.getRows().map((r) => String(r[0])));
+  for (const c of ADDED_COLUMNS) {
+    if (!have.has(c)) await conn.run(`ALTER TABLE ${TABLE} ADD COLUMN IF NOT EXISTS ${c} BIGINT DEFAULT 0`);
+  }
 }
+
+// Columns by name: a migrated table has the added ones last, whatever order a new one has.
+const UPSERT = `INSERT INTO ${TABLE} (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
+  ON CONFLICT (key) DO UPDATE SET ${COLUMNS.filter((c) => c !== "key").map((c) => `${c} = excluded.${c}`).join(", ")}`;
 
 function num(v: DuckDBValue | undefined): number {
   return typeof v === "bigint" ? Number(v) : Number(v ?? 0);
+}
+
+function countsOf(row: Record<string, DuckDBValue>, prefix: "batch" | "total"): Counts {
+  return {
+    sourceCount: num(row[`${prefix}_source`]),
+    goodCount: num(row[`${prefix}_good`]),
+    badCount: num(row[`${prefix}_bad`]),
+    // NULL in a row an earlier version wrote before the column existed: nothing was superseded.
+    supersededCount: num(row[`${prefix}_superseded`] ?? 0),
+  };
 }
 
 /** Read a key's checkpoint inside the caller's transaction (if any). */
@@ -42,8 +74,8 @@ export async function loadCheckpoint(
     cursor: decodeStoredCursor(String(row["cursor"]), key, location),
     batchId: num(row["batch_id"]),
     committedAt: new Date(at instanceof DuckDBTimestampValue ? Number(at.micros / 1000n) : 0),
-    batch: { sourceCount: num(row["batch_source"]), goodCount: num(row["batch_good"]), badCount: num(row["batch_bad"]) },
-    totals: { sourceCount: num(row["total_source"]), goodCount: num(row["total_good"]), badCount: num(row["total_bad"]) },
+    batch: countsOf(row, "batch"),
+    totals: countsOf(row, "total"),
     writerId: String(row["writer_id"]),
   };
 }
@@ -51,27 +83,21 @@ export async function loadCheckpoint(
 export async function upsertCheckpoint(conn: DuckDBConnection, r: CheckpointRecord): Promise<void> {
   // Encode first: a cursor that cannot be encoded must fail before anything is committed.
   const cursor = encodeCursor(r.cursor);
-  await conn.run(
-    `INSERT INTO ${TABLE} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (key) DO UPDATE SET cursor = excluded.cursor, batch_id = excluded.batch_id,
-       committed_at = excluded.committed_at, batch_source = excluded.batch_source,
-       batch_good = excluded.batch_good, batch_bad = excluded.batch_bad,
-       total_source = excluded.total_source, total_good = excluded.total_good,
-       total_bad = excluded.total_bad, writer_id = excluded.writer_id`,
-    [
-      r.key,
-      cursor,
-      BigInt(r.batchId),
-      new DuckDBTimestampValue(BigInt(r.committedAt.getTime()) * 1000n),
-      BigInt(r.batch.sourceCount),
-      BigInt(r.batch.goodCount),
-      BigInt(r.batch.badCount),
-      BigInt(r.totals.sourceCount),
-      BigInt(r.totals.goodCount),
-      BigInt(r.totals.badCount),
-      r.writerId,
-    ],
-  );
+  await conn.run(UPSERT, [
+    r.key,
+    cursor,
+    BigInt(r.batchId),
+    new DuckDBTimestampValue(BigInt(r.committedAt.getTime()) * 1000n),
+    BigInt(r.batch.sourceCount),
+    BigInt(r.batch.goodCount),
+    BigInt(r.batch.badCount),
+    BigInt(r.totals.sourceCount),
+    BigInt(r.totals.goodCount),
+    BigInt(r.totals.badCount),
+    r.writerId,
+    BigInt(r.batch.supersededCount),
+    BigInt(r.totals.supersededCount),
+  ]);
 }
 
 /**

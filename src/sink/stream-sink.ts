@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { positionOf, type CommitHooks, type StreamPosition } from "../batch/commit.js";
+import { addCounts, positionOf, ZERO_COUNTS, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
 import { loadContract } from "../contract/index.js";
@@ -105,7 +105,7 @@ export class StreamSink {
     const detach = this.attachStopSignals(mode, stop);
     const resources: Array<() => Promise<void>> = [];
     const startedAt = new Date();
-    const state: RunState = { position: undefined, batches: 0, counts: { sourceCount: 0, goodCount: 0, badCount: 0 }, lastLag: undefined };
+    const state: RunState = { position: undefined, batches: 0, counts: { ...ZERO_COUNTS }, lastLag: undefined };
     let resumedFrom: Cursor = null;
     let stoppedBy: StopReason = "end";
 
@@ -118,7 +118,7 @@ export class StreamSink {
       finishedAt: new Date(),
       stoppedBy,
       checkpointKey: key,
-      totals: state.position?.totals ?? { sourceCount: 0, goodCount: 0, badCount: 0 },
+      totals: state.position?.totals ?? { ...ZERO_COUNTS },
       ...(state.lastLag ? { lag: state.lastLag } : {}),
     });
 
@@ -184,6 +184,7 @@ export class StreamSink {
           sourceCount: validated.sourceCount,
           goodCount: validated.goodCount,
           badCount: validated.bad.length,
+          supersededCount: validated.supersededCount,
           badAlreadyPresent: committed.write.badAlreadyPresent,
           cursor: committed.record.cursor,
           cut: batch.cut,
@@ -196,9 +197,7 @@ export class StreamSink {
           durationMs: Date.now() - batch.startedAt,
         };
         state.batches++;
-        state.counts.sourceCount += report.sourceCount;
-        state.counts.goodCount += report.goodCount;
-        state.counts.badCount += report.badCount;
+        state.counts = addCounts(state.counts, report);
         if (report.lag) state.lastLag = report.lag;
         await this.options.onBatch?.(report);
         if (batch.cursor !== undefined) lastCursor = batch.cursor;

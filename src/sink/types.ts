@@ -10,11 +10,16 @@ export interface RunOptions {
   maxBatches?: number;
 }
 
+/** Counts of a batch and of a run: sourceCount = goodCount + badCount + supersededCount. */
 export interface BatchReport {
   batchId: number;
   sourceCount: number;
+  /** Rows written to the target. */
   goodCount: number;
+  /** Rows quarantined. */
   badCount: number;
+  /** Good records a later record of the batch with the same primary key replaced (merge, keyed overwrite): not written. */
+  supersededCount: number;
   /** Quarantine rows that were already there (a replayed batch). */
   badAlreadyPresent: number;
   cursor: Cursor;

@@ -1,5 +1,6 @@
 import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { recordBytes } from "../batch/collect.js";
+import { addCounts, ZERO_COUNTS } from "../batch/commit.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
 import { loadContract } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
@@ -88,7 +89,7 @@ export class StreamRuntime implements BatchRuntime {
       dataset: contract.dataset,
       cursor: record ? encodeCursor(record.cursor) : null,
       batchId: record?.batchId ?? 0,
-      totals: record ? { ...record.totals } : { sourceCount: 0, goodCount: 0, badCount: 0 },
+      totals: addCounts(ZERO_COUNTS, record?.totals ?? ZERO_COUNTS),
     };
   }
 
@@ -164,7 +165,13 @@ export class StreamRuntime implements BatchRuntime {
   async validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult> {
     const validated = await this.spool.get<PipelineBatch>(input.spool).validated();
     const ref = this.spool.put("validated", validated);
-    return { validated: ref, sourceCount: validated.sourceCount, goodCount: validated.goodCount, badCount: validated.bad.length };
+    return {
+      validated: ref,
+      sourceCount: validated.sourceCount,
+      goodCount: validated.goodCount,
+      badCount: validated.bad.length,
+      supersededCount: validated.supersededCount,
+    };
   }
 
   async writeBatch(input: WriteBatchInput): Promise<WriteBatchResult> {

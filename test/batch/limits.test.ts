@@ -100,7 +100,7 @@ describe("validateRecords with record limits", () => {
       validate: (records: readonly unknown[]): Promise<ValidationResult> => {
         seen.push(...records);
         const good = records.map((r) => ({ ...(r as Record<string, unknown>) }));
-        return Promise.resolve({ good, goodCount: good.length, bad: [], ruleCounts: [], datasetRules: [] });
+        return Promise.resolve({ good, goodCount: good.length, supersededCount: 0, bad: [], ruleCounts: [], datasetRules: [] });
       },
       close: () => Promise.resolve(),
     };

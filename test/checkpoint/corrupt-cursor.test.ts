@@ -17,8 +17,8 @@ function record(batchId: number, cursor: unknown): CheckpointRecord {
     cursor,
     batchId,
     committedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, batchId)),
-    batch: { sourceCount: 1, goodCount: 1, badCount: 0 },
-    totals: { sourceCount: batchId, goodCount: batchId, badCount: 0 },
+    batch: { sourceCount: 1, goodCount: 1, badCount: 0, supersededCount: 0 },
+    totals: { sourceCount: batchId, goodCount: batchId, badCount: 0, supersededCount: 0 },
     writerId: "w1",
   };
 }

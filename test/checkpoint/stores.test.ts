@@ -16,8 +16,8 @@ function record(batchId: number, cursor: unknown, writerId = "w1", key = "orders
     cursor,
     batchId,
     committedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, batchId)),
-    batch: { sourceCount: 10, goodCount: 9, badCount: 1 },
-    totals: { sourceCount: 10 * batchId, goodCount: 9 * batchId, badCount: batchId },
+    batch: { sourceCount: 10, goodCount: 9, badCount: 1, supersededCount: 0 },
+    totals: { sourceCount: 10 * batchId, goodCount: 9 * batchId, badCount: batchId, supersededCount: 0 },
     writerId,
   };
 }
@@ -36,7 +36,7 @@ describe.each(stores)("%s checkpoint store", (_name, make) => {
     const got = await s.load("orders");
     expect(got?.batchId).toBe(2);
     expect(got?.cursor).toEqual({ offset: 20 });
-    expect(got?.totals).toEqual({ sourceCount: 20, goodCount: 18, badCount: 2 });
+    expect(got?.totals).toEqual({ sourceCount: 20, goodCount: 18, badCount: 2, supersededCount: 0 });
     expect(got?.committedAt).toEqual(new Date(Date.UTC(2026, 0, 1, 0, 0, 2)));
     await s.close();
   });

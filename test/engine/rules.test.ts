@@ -411,6 +411,7 @@ describe.each<EngineName>(["duckdb", "polars"])("rules on %s", (engineName) => {
     expect(empty).toEqual({
       good: [],
       goodCount: 0,
+      supersededCount: 0,
       bad: [],
       ruleCounts: [{ ruleId: "not_null:id", severity: "error", failed: 0 }],
       datasetRules: [expect.objectContaining({ ruleId: "row_count_between", passed: false, observed: 0 }) as unknown],

@@ -15,8 +15,8 @@ function record(batchId: number, cursor: unknown, writerId = "run-a"): Checkpoin
     cursor,
     batchId,
     committedAt: new Date(1_700_000_000_000 + batchId),
-    batch: { sourceCount: 3, goodCount: 2, badCount: 1 },
-    totals: { sourceCount: 3 * batchId, goodCount: 2 * batchId, badCount: batchId },
+    batch: { sourceCount: 3, goodCount: 2, badCount: 1, supersededCount: 0 },
+    totals: { sourceCount: 3 * batchId, goodCount: 2 * batchId, badCount: batchId, supersededCount: 0 },
     writerId,
   };
 }

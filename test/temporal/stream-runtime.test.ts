@@ -264,7 +264,7 @@ describe("StreamRuntime with a queue (ack source)", () => {
     const checkpoint = join(dir, "checkpoints.sqlite");
     // A rival writer already committed batch 1 on this key: the write is refused (I3).
     const rival = new SQLiteCheckpointStore(checkpoint);
-    const zero = { sourceCount: 0, goodCount: 0, badCount: 0 };
+    const zero = { sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 };
     await rival.commit({ key: "q", cursor: null, batchId: 1, committedAt: new Date(), batch: zero, totals: zero, writerId: "rival" });
     await rival.close();
     const spec: StreamSpec = { contract: ORDERS_CONTRACT, source: { type: "test-memory-queue" }, mode: "available_now", checkpointKey: "q", batchSize: 100, maxWaitMs: 50, targetPath: join(dir, "lake"), checkpoint };

@@ -13,34 +13,56 @@ import {
 } from "../../workflows/state.js";
 import { decodeCursorForDisplay } from "../../workflows/display.js";
 import { encodeCursor } from "../../src/checkpoint/codec.js";
+import type { Counts, StreamCarry } from "../../workflows/types.js";
 
-const open = { key: "k", dataset: "orders", cursor: encodeCursor({ offset: 10 }), batchId: 3, totals: { sourceCount: 30, goodCount: 28, badCount: 2 } };
+const open = { key: "k", dataset: "orders", cursor: encodeCursor({ offset: 10 }), batchId: 3, totals: { sourceCount: 30, goodCount: 28, badCount: 2, supersededCount: 0 } };
 
 describe("stream workflow state", () => {
   it("starts from the checkpoint store's position", () => {
     const c = initialCarry(open, "2026-01-01T00:00:00.000Z");
     expect(c).toMatchObject({ cursor: open.cursor, batchId: 3, totals: open.totals, resumedFrom: open.cursor, paused: false });
-    expect(c.run).toEqual({ batches: 0, sourceCount: 0, goodCount: 0, badCount: 0 });
+    expect(c.run).toEqual({ batches: 0, sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 });
   });
 
   it("advances cursor, batch id, totals and run counts only from a write result", () => {
     const c = afterCommit(initialCarry(open, "t"), "next", {
       batchId: 4,
-      totals: { sourceCount: 40, goodCount: 37, badCount: 3 },
-      batch: { sourceCount: 10, goodCount: 9, badCount: 1 },
+      totals: { sourceCount: 40, goodCount: 37, badCount: 3, supersededCount: 0 },
+      batch: { sourceCount: 10, goodCount: 9, badCount: 1, supersededCount: 0 },
       committedAt: "2026-01-01T00:00:01.000Z",
       outcome: "committed",
     });
     expect(c).toMatchObject({ cursor: "next", batchId: 4, lastCommitAt: "2026-01-01T00:00:01.000Z" });
-    expect(c.run).toEqual({ batches: 1, sourceCount: 10, goodCount: 9, badCount: 1 });
+    expect(c.run).toEqual({ batches: 1, sourceCount: 10, goodCount: 9, badCount: 1, supersededCount: 0 });
   });
 
   it("takes the store's position after a lost worker, counting what that worker committed", () => {
     const c = initialCarry(open, "t");
     expect(resync(c, open)).toBe(c);
-    const moved = resync(c, { ...open, cursor: "later", batchId: 5, totals: { sourceCount: 50, goodCount: 46, badCount: 4 } });
+    const moved = resync(c, { ...open, cursor: "later", batchId: 5, totals: { sourceCount: 50, goodCount: 46, badCount: 4, supersededCount: 0 } });
     expect(moved).toMatchObject({ cursor: "later", batchId: 5 });
-    expect(moved.run).toEqual({ batches: 2, sourceCount: 20, goodCount: 18, badCount: 2 });
+    expect(moved.run).toEqual({ batches: 2, sourceCount: 20, goodCount: 18, badCount: 2, supersededCount: 0 });
+  });
+
+  it("counts superseded records, and reads counts recorded before they existed (old histories) as 0", () => {
+    // A carry and an openStream result as an earlier version recorded them: no supersededCount.
+    const legacy = { sourceCount: 30, goodCount: 28, badCount: 2 } as Counts;
+    const old: StreamCarry = { ...initialCarry(open, "t"), totals: legacy, run: { batches: 1, sourceCount: 5, goodCount: 5, badCount: 0 } as StreamCarry["run"] };
+    expect(initialCarry({ ...open, totals: legacy }, "t").totals.supersededCount).toBe(0);
+    expect(resultOf(old, "end", "t2", decodeCursorForDisplay)).toMatchObject({ sourceCount: 5, supersededCount: 0, totals: { supersededCount: 0 } });
+    const next = afterCommit(old, encodeCursor({ offset: 20 }), {
+      batchId: 4,
+      totals: { sourceCount: 40, goodCount: 36, badCount: 2, supersededCount: 2 },
+      batch: { sourceCount: 10, goodCount: 8, badCount: 0, supersededCount: 2 },
+      committedAt: "2026-01-01T00:00:01.000Z",
+      outcome: "committed",
+    });
+    expect(next.run).toEqual({ batches: 2, sourceCount: 15, goodCount: 13, badCount: 0, supersededCount: 2 });
+    const status = statusOf(next, "running", "continuous", null, decodeCursorForDisplay);
+    expect(status).toMatchObject({ sourceCount: 40, goodCount: 36, badCount: 2, supersededCount: 2 });
+    expect(status.sourceCount).toBe(status.goodCount + status.badCount + status.supersededCount);
+    const moved = resync(old, { ...open, batchId: 5, totals: { sourceCount: 40, goodCount: 35, badCount: 2, supersededCount: 3 } });
+    expect(moved.run).toEqual({ batches: 3, sourceCount: 15, goodCount: 12, badCount: 0, supersededCount: 3 });
   });
 
   it("continues as new when suggested or every N batches, never before the first batch", () => {
@@ -53,14 +75,14 @@ describe("stream workflow state", () => {
   });
 
   it("stops at maxBatches across continue-as-new (run counts are carried)", () => {
-    const c = { ...initialCarry(open, "t"), run: { batches: 7, sourceCount: 0, goodCount: 0, badCount: 0 } };
+    const c = { ...initialCarry(open, "t"), run: { batches: 7, sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 } };
     expect(reachedMaxBatches({ maxBatches: 7 }, c)).toBe(true);
     expect(reachedMaxBatches({ maxBatches: 8 }, c)).toBe(false);
     expect(reachedMaxBatches({}, c)).toBe(false);
   });
 
   it("lets the worker read the next batch ahead only when the loop will fetch it", () => {
-    const c = { ...initialCarry(open, "t"), run: { batches: 3, sourceCount: 0, goodCount: 0, badCount: 0 } };
+    const c = { ...initialCarry(open, "t"), run: { batches: 3, sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 } };
     const go = { paused: false, stopRequested: false };
     expect(wantsReadAhead({}, c, go, 0, false)).toBe(true);
     // A stop or pause request: the loop ends or parks after this batch.
@@ -76,7 +98,7 @@ describe("stream workflow state", () => {
   });
 
   it("asks a fetch for up to batchesPerFetch batches, never past maxBatches or a due continue-as-new", () => {
-    const c = { ...initialCarry(open, "t"), run: { batches: 3, sourceCount: 0, goodCount: 0, badCount: 0 } };
+    const c = { ...initialCarry(open, "t"), run: { batches: 3, sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 } };
     expect(fetchSize({}, c, 0)).toBe(4);
     expect(fetchSize({ batchesPerFetch: 1 }, c, 0)).toBe(1);
     expect(fetchSize({ batchesPerFetch: 0 }, c, 0)).toBe(1);

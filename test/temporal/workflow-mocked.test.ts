@@ -53,7 +53,7 @@ interface Held {
   to: number;
 }
 
-const ZERO: Counts = { sourceCount: 0, goodCount: 0, badCount: 0 };
+const ZERO: Counts = { sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 };
 const isBad = (i: number) => i % 5 === 4;
 const at = (offset: number) => encodeCursor({ offset });
 const offsetOf = (cursor: string | null) => (cursor === null ? 0 : (decodeCursor(cursor) as { offset: number }).offset);
@@ -61,11 +61,16 @@ const offsetOf = (cursor: string | null) => (cursor === null ? 0 : (decodeCursor
 function countsOf({ from, to }: Held): Counts {
   let bad = 0;
   for (let i = from; i < to; i++) if (isBad(i)) bad++;
-  return { sourceCount: to - from, goodCount: to - from - bad, badCount: bad };
+  return { sourceCount: to - from, goodCount: to - from - bad, badCount: bad, supersededCount: 0 };
 }
 
 function plus(a: Counts, b: Counts): Counts {
-  return { sourceCount: a.sourceCount + b.sourceCount, goodCount: a.goodCount + b.goodCount, badCount: a.badCount + b.badCount };
+  return {
+    sourceCount: a.sourceCount + b.sourceCount,
+    goodCount: a.goodCount + b.goodCount,
+    badCount: a.badCount + b.badCount,
+    supersededCount: a.supersededCount + b.supersededCount,
+  };
 }
 
 /** A call the workflow must never make: non-retryable, so the run fails at once instead of retrying. */
