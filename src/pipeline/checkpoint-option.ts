@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { openCheckpointLocation } from "../checkpoint/location.js";
 import { MemoryCheckpointStore } from "../checkpoint/memory.js";
 import { SQLiteCheckpointStore } from "../checkpoint/sqlite.js";
 import type { CheckpointStore } from "../checkpoint/types.js";
@@ -40,11 +41,12 @@ export async function openCheckpoint(
     return { store: lake.checkpointStore(), inTarget: true };
   }
   if (typeof option === "string") {
-    if (option.trim() === "") throw new ConfigError("checkpoint", "expected a SQLite file path; got an empty string");
-    return { store: new SQLiteCheckpointStore(option), inTarget: false };
+    // An object-store URI (s3://, abfss://, gs://, an Azure Blob URL) or a local SQLite path;
+    // any other URI is refused, never taken for a file name.
+    return { store: await openCheckpointLocation(option), inTarget: false };
   }
   if (typeof option.load !== "function" || typeof option.commit !== "function") {
-    throw new ConfigError("checkpoint", 'expected a CheckpointStore (load/commit/close), "target", "memory" or a path');
+    throw new ConfigError("checkpoint", 'expected a CheckpointStore (load/commit/close), "target", "memory", an object-store URI (s3://, abfss://, gs://) or a SQLite file path');
   }
   return { store: option, inTarget: false };
 }

@@ -1,0 +1,112 @@
+import { decideCommit } from "./cas.js";
+import { ABSENT, type IfVersion, type ObjectBackend } from "./object-backend.js";
+import { decodeRecord, encodeRecord } from "./object-record.js";
+import { CheckpointStoreError } from "./errors.js";
+import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "./types.js";
+
+/** What this store last saw of a key: the record and the version a conditional write must name. */
+interface Seen {
+  record: CheckpointRecord | undefined;
+  version: IfVersion;
+  bytes: Uint8Array | undefined;
+}
+
+/** Rounds of read → decide → conditional write before giving up on a key that keeps changing. */
+const MAX_ROUNDS = 5;
+
+/**
+ * Checkpoints as one small JSON object per key in S3, Azure Blob or GCS (object-record.ts), so a
+ * fresh container resumes where the last one stopped.
+ *
+ * Every commit is a conditional write on the version of the object this store last read (or
+ * wrote): the compare-and-set decision (`decideCommit`, shared with the SQLite and memory
+ * stores) is taken on that version, and the write succeeds only if the object is still at it.
+ * Two overlapping runs therefore cannot both commit (I3): the loser's write fails its
+ * precondition, it reads the object again, and the decision on what it finds makes it a
+ * CheckpointConflictError — or "already-committed" when the object holds this very commit.
+ */
+export class ObjectStoreCheckpointStore implements CheckpointStore {
+  private readonly seen = new Map<string, Seen>();
+
+  constructor(private readonly backend: ObjectBackend) {}
+
+  /** The location (e.g. `s3://bucket/prefix`): store objects over one location take turns per key. */
+  get location(): string {
+    return this.backend.location;
+  }
+
+  async load(key: string): Promise<CheckpointRecord | undefined> {
+    const seen = await this.read(key);
+    // A copy of its own: the caller may change the cursor object it gets.
+    return seen.bytes ? decodeRecord(seen.bytes, key, this.location) : undefined;
+  }
+
+  async commit(record: CheckpointRecord): Promise<CommitOutcome> {
+    const bytes = encodeRecord(record); // a cursor that cannot be encoded fails before any I/O
+    const name = objectName(record.key);
+    const cached = this.seen.get(record.key);
+    let seen = cached ?? (await this.read(record.key));
+    let fresh = cached === undefined;
+    let wrote = false;
+    for (let round = 1; round <= MAX_ROUNDS; round++) {
+      let outcome: CommitOutcome | undefined;
+      try {
+        outcome = decideCommit(seen.record, record);
+      } catch (err) {
+        if (fresh) throw err; // decided on what the store holds now: a rival, or a skip
+      }
+      if (outcome === "already-committed" && fresh) return outcome;
+      if (outcome === "committed") {
+        const written = await this.backend.write(name, bytes, seen.version);
+        if (written !== "conflict") {
+          this.seen.set(record.key, { record: decodeRecord(bytes, record.key, this.location), version: written.version, bytes });
+          return "committed";
+        }
+        wrote = true;
+      }
+      // The version this store knew is gone (a rival wrote, or the cache was stale): look again.
+      seen = await this.read(record.key);
+      fresh = true;
+      // Our own write, whose answer was lost and which the SDK sent again: it did land.
+      if (wrote && seen.bytes && sameBytes(seen.bytes, bytes)) return "committed";
+    }
+    throw new CheckpointStoreError(
+      this.location,
+      `committing batch ${record.batchId} of "${record.key}": the checkpoint object changed under every one of ` +
+        `${MAX_ROUNDS} conditional writes. Something else keeps rewriting it; nothing was committed, a retry may succeed.`,
+      { code: "CHECKPOINT_CONTENDED", retriable: true },
+    );
+  }
+
+  async close(): Promise<void> {
+    this.seen.clear();
+    await this.backend.close();
+  }
+
+  private async read(key: string): Promise<Seen> {
+    const got = await this.backend.read(objectName(key));
+    const seen: Seen = got
+      ? { record: decodeRecord(got.bytes, key, this.location), version: got.version, bytes: got.bytes }
+      : { record: undefined, version: ABSENT, bytes: undefined };
+    this.seen.set(key, seen);
+    return seen;
+  }
+}
+
+/**
+ * The object name of a key: letters, digits and `._~:-` as they are, every other UTF-8 byte as
+ * `%XX` (so `%` itself too). One name per key and one key per name, unlike replacing unsafe
+ * characters with `_`, which would let "a/b" and "a_b" share a checkpoint.
+ */
+export function objectName(key: string): string {
+  let out = "";
+  for (const byte of new TextEncoder().encode(key)) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._~:-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return `${out}.json`;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
