@@ -96,7 +96,9 @@ const storeIds = new WeakMap<CheckpointStore, string>();
 let storesSeen = 0;
 
 function turnOf(store: CheckpointStore, key: string): string {
-  let where = store.location === undefined ? storeIds.get(store) : `file:${resolve(store.location)}`;
+  // An object-store URI names its object already; only a file path needs making absolute.
+  const location = store.location;
+  let where = location === undefined ? storeIds.get(store) : /^[a-z][a-z0-9+.-]*:\/\//i.test(location) ? location : `file:${resolve(location)}`;
   if (where === undefined) {
     where = `store:${++storesSeen}`;
     storeIds.set(store, where);
