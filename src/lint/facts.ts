@@ -126,6 +126,23 @@ export function triggerOf(contract: RawContract): Located | undefined {
   return undefined;
 }
 
+/**
+ * How often the trigger runs a batch, as written: `processing_time` beside the trigger (the Python
+ * `type: stream` options), or `interval` / `processing_time` inside a trigger mapping.
+ */
+export function triggerIntervalOf(contract: RawContract, trigger: Located): Located | undefined {
+  const holder = trigger.path.slice(0, -1);
+  const inMapping = isMapping(contract.get(holder)) && ["mode", "type", "kind"].includes(String(trigger.path[trigger.path.length - 1]));
+  const candidates: YamlPath[] = inMapping
+    ? [[...holder, "interval"], [...holder, "processing_time"], [...holder.slice(0, -1), "processing_time"]]
+    : [[...holder, "processing_time"]];
+  for (const path of candidates) {
+    const found = located(contract, path);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 export interface StrategyFact {
   /** Lower-cased; `append` when not written. */
   value: string;

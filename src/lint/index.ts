@@ -1,5 +1,5 @@
 /** Contract lint: rules over the raw YAML, with positions, and CI-friendly output formats. */
-export { collectContractFiles, compareFindings, lintFiles, lintPaths, lintText, type LintReport } from "./lint.js";
+export { collectContractFiles, compareFindings, lintFiles, lintPaths, lintText, type LintOptions, type LintReport } from "./lint.js";
 export { RULES, findRule } from "./rules/index.js";
 export {
   LINT_SEVERITIES,

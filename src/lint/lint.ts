@@ -1,8 +1,10 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
-import { extname, join } from "node:path";
+import { dirname, extname, join, resolve } from "node:path";
+import { ContractError } from "../contract/errors.js";
+import { findRegistry, type RegistryFiles } from "../contract/inherit/registry-files.js";
 import { contractSizeMessage, formatPath, MAX_CONTRACT_BYTES, parseYaml, type YamlDoc } from "../contract/yaml.js";
 import { ConfigError } from "../errors.js";
-import { isMapping, RawContract } from "./raw.js";
+import { isMapping, RawContract, type LintContext } from "./raw.js";
 import { RULES } from "./rules/index.js";
 import type { Finding, LintRule, RuleHit } from "./types.js";
 
@@ -39,7 +41,7 @@ export function compareFindings(a: Finding, b: Finding): number {
  * Lint one contract's text. Document rules (PARSE-000) run first; contract rules run only when
  * the file parsed to a mapping, because they read keys and would only add noise otherwise.
  */
-export function lintText(text: string, file: string, rules: readonly LintRule[] = RULES): Finding[] {
+export function lintText(text: string, file: string, rules: readonly LintRule[] = RULES, options: LintOptions = {}): Finding[] {
   const doc = parseYaml(text, file);
   const findings: Finding[] = [];
   for (const rule of rules) {
@@ -47,7 +49,7 @@ export function lintText(text: string, file: string, rules: readonly LintRule[] 
     for (const hit of rule.check(doc)) findings.push(toFinding(rule, hit, doc, file));
   }
   if (findings.length === 0 && doc.errors.length === 0 && isMapping(doc.data)) {
-    const contract = new RawContract(doc.data, doc);
+    const contract = new RawContract(doc.data, doc, { ...options, file });
     for (const rule of rules) {
       if (rule.scope !== "contract") continue;
       for (const hit of rule.check(contract)) findings.push(toFinding(rule, hit, doc, file));
@@ -102,7 +104,24 @@ function fileProblem(file: string, message: string, suggestion: string): Finding
   return [{ id: "PARSE-000", severity: "critical", file, line: 1, column: 1, message, suggestion }];
 }
 
-async function lintFile(file: string): Promise<Finding[]> {
+/** What `lintText` and `lintPaths` take besides the files: what the run would be given. */
+export type LintOptions = Pick<LintContext, "vars" | "environment" | "registry">;
+
+/** The registry files above `file`, or the finding that they do not load (the run fails on them too). */
+async function registryOf(file: string): Promise<RegistryFiles | Finding[]> {
+  try {
+    return await findRegistry(dirname(resolve(file)));
+  } catch (err) {
+    if (!(err instanceof ContractError)) throw err;
+    return fileProblem(
+      file,
+      `A registry file (_system.yaml / _domain.yaml) that applies to this contract does not load: ${err.message}.`,
+      "Fix that file: loading this contract fails on it too.",
+    );
+  }
+}
+
+async function lintFile(file: string, options: LintOptions): Promise<Finding[]> {
   let text: string;
   try {
     // A file over the limit is judged by its size, without reading it into memory.
@@ -115,17 +134,20 @@ async function lintFile(file: string): Promise<Finding[]> {
     const reason = err instanceof Error ? err.message : String(err);
     return fileProblem(file, `The file could not be read: ${reason}.`, "Check the file's permissions, or leave it out of the linted paths.");
   }
-  return lintText(text, file);
+  const registry = await registryOf(file);
+  if (Array.isArray(registry)) return registry;
+  return lintText(text, file, RULES, { ...options, registry });
 }
 
-export async function lintPaths(paths: readonly string[]): Promise<LintReport> {
+/** Lint files and directories; each contract is judged with the registry files above it and `options.vars`. */
+export async function lintPaths(paths: readonly string[], options: Omit<LintOptions, "registry"> = {}): Promise<LintReport> {
   const files = await collectContractFiles(paths);
   const findings: Finding[] = [];
-  for (const file of files) findings.push(...(await lintFile(file)));
+  for (const file of files) findings.push(...(await lintFile(file, options)));
   return { files, findings: findings.sort(compareFindings) };
 }
 
 /** Lint files and directories (walked for *.yaml / *.yml). */
-export async function lintFiles(paths: readonly string[]): Promise<Finding[]> {
-  return (await lintPaths(paths)).findings;
+export async function lintFiles(paths: readonly string[], options: Omit<LintOptions, "registry"> = {}): Promise<Finding[]> {
+  return (await lintPaths(paths, options)).findings;
 }

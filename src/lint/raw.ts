@@ -1,4 +1,16 @@
+import type { RegistryFiles } from "../contract/inherit/registry-files.js";
 import type { YamlDoc, YamlPath } from "../contract/yaml.js";
+
+/** What the run would also know about a contract: its file, the registry files above it, run-time values. */
+export interface LintContext {
+  file?: string;
+  /** `_system.yaml` / `_domain.yaml` that apply (read by `lintPaths`; none for `lintText`). */
+  registry?: RegistryFiles;
+  /** `{placeholder}` values given at run time (`--var name=value`). */
+  vars?: Readonly<Record<string, string>>;
+  /** The registry's `environments.<name>` that binds placeholders (the loader's default when absent). */
+  environment?: string;
+}
 
 /**
  * Read-only access to a contract exactly as written. Lint deliberately does not use the
@@ -9,6 +21,7 @@ export class RawContract {
   constructor(
     readonly data: Readonly<Record<string, unknown>>,
     readonly doc: YamlDoc,
+    readonly context: LintContext = {},
   ) {}
 
   /** Value at `path`, or undefined when any step is missing or not a container. */

@@ -1,8 +1,11 @@
 import type { LintRule } from "../types.js";
+import { checkpoint001 } from "./checkpoint-001.js";
 import { name001 } from "./name-001.js";
 import { name002 } from "./name-002.js";
 import { parse000 } from "./parse-000.js";
 import { pk002 } from "./pk-002.js";
+import { placeholder001 } from "./placeholder-001.js";
+import { secret001 } from "./secret-001.js";
 import { stream001 } from "./stream-001.js";
 import { stream002 } from "./stream-002.js";
 import { stream003 } from "./stream-003.js";
@@ -21,6 +24,9 @@ export const RULES: readonly LintRule[] = [
   stream004,
   name001,
   name002,
+  secret001,
+  placeholder001,
+  checkpoint001,
 ];
 
 export function findRule(id: string): LintRule | undefined {

@@ -1,4 +1,4 @@
-import { triggerOf } from "../facts.js";
+import { triggerIntervalOf, triggerOf } from "../facts.js";
 import type { ContractRule } from "../types.js";
 
 export const stream002: ContractRule = {
@@ -42,9 +42,11 @@ service_levels:
     if (trigger?.token !== "continuous") return [];
     const freshness = contract.text(["service_levels", "freshness"]);
     const slo = freshness === undefined ? "" : ` The declared freshness is ${freshness}.`;
+    const interval = triggerIntervalOf(contract, trigger);
+    const every = interval === undefined ? "" : ` (a batch every ${interval.value})`;
     return [
       {
-        message: `trigger "${trigger.value}" keeps a worker running around the clock.${slo}`,
+        message: `trigger "${trigger.value}"${every} keeps a worker running around the clock.${slo}`,
         suggestion:
           "Unless the freshness SLO needs sub-minute latency, use trigger: available_now on a schedule " +
           "(same checkpoint, no idle cost).",

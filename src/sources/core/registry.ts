@@ -1,6 +1,7 @@
 import { ConfigError } from "../../errors.js";
 import { didYouMean } from "../../contract/suggest.js";
 import type { Source } from "./types.js";
+import { literalSecrets } from "./secret-literal.js";
 import { parseOptions, type ComponentSpec, type OptionsOf } from "./spec.js";
 
 /**
@@ -33,8 +34,24 @@ export class SourceRegistry {
   }
 
   /**
+   * Refuse, as `create` would, a secret written as a literal into `config` — without resolving
+   * references or opening anything. For a client that hands the config to a worker (a Temporal
+   * workflow input): the refusal must come before the config is stored in a history. Other
+   * problems (an unknown type, a missing option) are left to `create`.
+   */
+  assertNoLiteralSecrets(config: unknown): void {
+    if (typeof config !== "object" || config === null || Array.isArray(config)) return;
+    const { type } = config as { type?: unknown };
+    const factory = typeof type === "string" ? this.factories.get(type.toLowerCase()) : undefined;
+    if (!factory) return;
+    const [literal] = literalSecrets(factory.spec, config as Record<string, unknown>);
+    if (literal) throw new ConfigError(`source ${factory.spec.type}: ${literal.option}`, literal.message);
+  }
+
+  /**
    * Build a source from plain JSON — the form used by `lakelogic run --source`, a contract's
-   * `source:` block and the Temporal workflow input.
+   * `source:` block and the Temporal workflow input. These are stored and shared, so a secret
+   * written into one as a literal is refused: it must be `env:NAME` or hold `${ENV:NAME}`.
    */
   async create(config: unknown): Promise<Source> {
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
@@ -53,6 +70,6 @@ export class SourceRegistry {
         `unknown source type "${type}"${hint ? `; did you mean "${hint}"?` : ""} Known: ${known.join(", ")}`,
       );
     }
-    return factory.create(parseOptions(factory.spec, config as Record<string, unknown>));
+    return factory.create(parseOptions(factory.spec, config as Record<string, unknown>, process.env, { origin: "config" }));
   }
 }

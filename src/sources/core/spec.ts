@@ -1,5 +1,6 @@
 import { ConfigError, MissingDependencyError } from "../../errors.js";
 import { didYouMean } from "../../contract/suggest.js";
+import { literalSecrets } from "./secret-literal.js";
 
 /**
  * Every connector declares its options once, as data. Validation of user config (from code, a
@@ -19,6 +20,12 @@ export interface OptionSpec {
   max?: number;
   /** Never echoed back in messages or docs examples. */
   secret?: boolean;
+  /**
+   * For an object whose keys are themselves declared options (a nested block such as the
+   * `type: stream` `options:`): their declarations, so the secret checks of a JSON config reach
+   * into it.
+   */
+  fields?: Readonly<Record<string, OptionSpec>>;
 }
 
 export interface ComponentSpec {
@@ -85,6 +92,15 @@ const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.t
 /** Where `env:NAME` and `${ENV:NAME}` references are looked up. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
+export interface ParseContext {
+  /**
+   * `config`: the options come from a JSON config (a contract's `source:` block, `lakelogic run
+   * --source`, a Temporal input), which is stored and shared, so a secret option must be a
+   * reference. `code` (the default): a program passing values it read itself.
+   */
+  origin?: "code" | "config";
+}
+
 /**
  * Validate `input` against `spec`: snake_case keys are accepted as their camelCase twins,
  * defaults are applied, and every problem names the option and what was expected.
@@ -92,12 +108,14 @@ export type Environment = Readonly<Record<string, string | undefined>>;
  * Secrets by reference: a string value `env:NAME`, or `${ENV:NAME}` inside one, is replaced by
  * that environment variable (of the process parsing, e.g. the Temporal worker), for scalar and
  * list options and for the string values of objects declared `secret` (such as `headers`). The
- * caller's `input` keeps the reference, so the secret never enters a workflow's history.
+ * caller's `input` keeps the reference, so the secret never enters a workflow's history. With
+ * `origin: "config"` a secret written as a literal is refused (see `secret-literal.ts`).
  */
 export function parseOptions<S extends ComponentSpec>(
   spec: S,
   input: Record<string, unknown>,
   env: Environment = process.env,
+  context: ParseContext = {},
 ): OptionsOf<S> {
   const where = (option: string) => `source ${spec.type}: ${option}`;
   const out: Record<string, unknown> = {};
@@ -113,6 +131,10 @@ export function parseOptions<S extends ComponentSpec>(
       );
     }
     out[key] = value;
+  }
+  if (context.origin === "config") {
+    const [literal] = literalSecrets(spec, input);
+    if (literal) throw new ConfigError(where(literal.option), literal.message);
   }
   for (const [key, opt] of Object.entries(spec.options)) {
     let value = out[key];
@@ -233,7 +255,12 @@ export function renderSpecMarkdown(spec: ComponentSpec): string {
   for (const [key, o] of Object.entries(spec.options)) {
     const type = o.enum ? o.enum.map((e) => `\`${e}\``).join(" \\| ") : o.type;
     const def = o.default === undefined ? "" : `\`${JSON.stringify(o.default)}\``;
-    lines.push(`| \`${key}\` | ${type} | ${o.required ? "yes" : ""} | ${def} | ${o.description.replace(/\|/g, "\\|")} |`);
+    const secret = !o.secret
+      ? ""
+      : o.type === "object" || o.type === "any"
+        ? " **Secret:** in a JSON config its credential fields are `env:NAME` references."
+        : " **Secret:** in a JSON config, an `env:NAME` reference.";
+    lines.push(`| \`${key}\` | ${type} | ${o.required ? "yes" : ""} | ${def} | ${(o.description + secret).replace(/\|/g, "\\|")} |`);
   }
   return lines.join("\n") + "\n";
 }
