@@ -28,7 +28,8 @@ export interface LakeConfig {
   /**
    * `target` as written. `dir` is set when the target is a path (it contains a `/` or `\\`, as
    * the original reads it): the absolute directory holding this table's quarantine files,
-   * `<target>/<table>` (or `<target>` itself when its last segment is the table's name).
+   * `<target>/<table>` (or `<target>` itself when its last segment is the table's name). Those
+   * files are Parquet on both lakes (docs/lake.md, "Quarantine under a path").
    */
   quarantine: { enabled: boolean; target: string; includeErrorReason: boolean; dir?: string };
 }
@@ -120,7 +121,10 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   const rawQ = contract.raw?.["quarantine"];
   const explicitQFormat =
     rawQ !== null && typeof rawQ === "object" && (rawQ as Record<string, unknown>)["format"] !== undefined;
-  if (explicitQFormat && q?.format !== format) {
+  if (explicitQFormat && isQuarantinePath(qTarget)) {
+    // A format this runtime does not write (delta, …; the loader warned) falls back to Parquet here.
+    if (q?.declaredFormat === undefined) checkPathFormat(qTarget, String(q?.format), format);
+  } else if (explicitQFormat && q?.format !== format) {
     throw new ConfigError(
       "quarantine.format",
       `"${String(q?.format)}" differs from materialization.format "${format}"; quarantine is written in the ` +
@@ -158,7 +162,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
  */
 export function checkQuarantineTarget(target: string, table: string, format: string): void {
   if (isQuarantinePath(target)) {
-    checkQuarantinePath(target, format);
+    checkQuarantinePath(target);
     return;
   }
   checkName("quarantine.target", target, format);
@@ -168,22 +172,40 @@ export function checkQuarantineTarget(target: string, table: string, format: str
 }
 
 /**
- * A quarantine target that is a path: a local directory for parquet lakes. A DuckDB lake keeps
- * quarantine rows in its own database, in the batch's transaction; DuckDB cannot write a second
- * database file in that transaction, so a path there would break that guarantee.
+ * A quarantine target that is a path: a local directory. Both lakes write Parquet files there
+ * and list them where the batch commits (the parquet manifest; a table in the duckdb lake's
+ * database), so the files of a batch count exactly when its rows do.
  */
-function checkQuarantinePath(target: string, format: string): void {
+function checkQuarantinePath(target: string): void {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) {
     throw new ConfigError("quarantine.target", `"${target}" is a URL; this lake writes quarantine to a local directory or a table beside the data`);
   }
   if (target.includes("\0")) throw new ConfigError("quarantine.target", "must not contain a NUL character");
+}
+
+/**
+ * `quarantine.format` written explicitly beside a path target: the files under a path are
+ * Parquet on either lake. A DuckDB database file there could not commit with the batch: the
+ * duckdb lake commits a batch in one transaction, and DuckDB lets one transaction write one
+ * database file.
+ */
+function checkPathFormat(target: string, qFormat: string, format: string): void {
+  if (qFormat === "parquet") return;
   if (format === "duckdb") {
     throw new ConfigError(
-      "quarantine.target",
-      `"${target}" is a directory, but a duckdb lake writes quarantine rows into its own database in the same transaction as the batch; ` +
-        "use materialization.format parquet to quarantine into that directory, or give quarantine.target as a table name",
+      "quarantine.format",
+      `"${qFormat}" with quarantine.target "${target}" (a directory) would put quarantine rows in a second DuckDB database file; ` +
+        "a duckdb lake commits a batch in one transaction, and one transaction can write only one database file, so those rows " +
+        "could not commit with the batch. Remove quarantine.format (or set it to parquet): the directory then holds Parquet files " +
+        "that the lake lists in its own database in the batch's transaction; or give quarantine.target as a table name to keep " +
+        "quarantine rows in the lake's database",
     );
   }
+  throw new ConfigError(
+    "quarantine.format",
+    `"${qFormat}" differs from materialization.format "${format}"; quarantine files under "${target}" are written as parquet. ` +
+      "Remove quarantine.format or set it to parquet",
+  );
 }
 
 /** A table or quarantine name the lake can use (a ConfigError on `option` otherwise). Lint asks the same question. */

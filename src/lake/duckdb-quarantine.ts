@@ -24,12 +24,14 @@ export type Lookup = "all" | "unowned" | "none";
 
 /**
  * $1 the quarantine document, $2 the batch id, $3 the time (µs), $4 the stream key or NULL.
- * Rows whose id is among the stored rows `lookup` names are left out.
+ * Rows whose id is among the rows of `target` that `lookup` names are left out. They are
+ * inserted into `target`, or into `into` (an SQL name) when given: the stage of a quarantine
+ * under a path, whose `target` is the listing (duckdb-quarantine-files.ts).
  */
-export function quarantineInsertSql(target: string, lookup: Lookup): string {
+export function quarantineInsertSql(target: string, lookup: Lookup, into?: string): string {
   const q = quoteIdent(target);
   const cols = DUCKDB_QUARANTINE_COLUMNS.map((c) => c.name).join(", ");
-  return `INSERT INTO ${q} (${cols})
+  return `INSERT INTO ${into ?? q} (${cols})
     SELECT s.id, $2::BIGINT, CAST(s.record AS JSON), s.raw, s.enc, s.reasons, s.rules, CAST(s.pos AS JSON), make_timestamp($3::BIGINT), $4::VARCHAR
     FROM (SELECT unnest(j.id) AS id, unnest(j.record) AS record, unnest(j.raw) AS raw, unnest(j.enc) AS enc,
                  unnest(j.reasons) AS reasons, unnest(j.rules) AS rules, unnest(j.pos) AS pos

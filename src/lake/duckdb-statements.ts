@@ -5,6 +5,7 @@ import type { LakeConfig } from "./config.js";
 import { documentSelect } from "./duckdb-document-select.js";
 import { mergeDeletes, type MergeDeletes } from "./duckdb-merge.js";
 import { quarantineInsertSql, type Lookup } from "./duckdb-quarantine.js";
+import { QSTAGE, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import type { TableColumn } from "./duckdb-tables.js";
 
 /** The DuckDB writer's staging table for GoodColumns (a temporary table: one per connection). */
@@ -51,12 +52,15 @@ export async function prepareStatements(
   };
   if (config.strategy === "merge") s.deleteKeys = mergeDeletes(table, plans, keyPlans);
   if (config.quarantine.enabled) {
-    const target = config.quarantine.target;
+    // Under a path, rows are staged for their Parquet file and looked up in the file listing.
+    const path = config.quarantine.dir !== undefined;
+    const target = path ? quarantineListingTable(config.table) : config.quarantine.target;
+    const into = path ? QSTAGE : undefined;
     s.quarantineSql = {
-      all: quarantineInsertSql(target, "all"),
-      unowned: quarantineInsertSql(target, "unowned"),
+      all: quarantineInsertSql(target, "all", into),
+      unowned: quarantineInsertSql(target, "unowned", into),
     };
-    s.quarantineInsert = await conn.prepare(quarantineInsertSql(target, "none"));
+    s.quarantineInsert = await conn.prepare(quarantineInsertSql(target, "none", into));
   }
   return s;
 }

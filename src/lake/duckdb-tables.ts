@@ -4,6 +4,7 @@ import { quoteIdent } from "../util/sql-text.js";
 import type { ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
 import { DUCKDB_QUARANTINE_COLUMNS } from "./duckdb-quarantine.js";
+import { prepareQuarantineFiles } from "./duckdb-quarantine-files.js";
 import { QUARANTINE_COLUMNS } from "./quarantine.js";
 
 /** Column of the existing table and where its values come from (-1: not in the contract → NULL). */
@@ -27,14 +28,19 @@ async function tableColumnsOf(conn: DuckDBConnection, table: string, temp = fals
   return reader.getRows().map((r) => ({ name: String(r[0]), type: String(r[1]) }));
 }
 
-/** Create or reconcile the good and quarantine tables; return the good table's layout. */
+/**
+ * Create or reconcile the good and quarantine tables (or, for a quarantine under a path, its
+ * listing and directory); return the good table's layout.
+ */
 export async function prepareTables(
   conn: DuckDBConnection,
   config: LakeConfig,
   plans: readonly ColumnPlan[],
 ): Promise<TableColumn[]> {
   const layout = await prepareGoodTable(conn, config, plans);
-  if (config.quarantine.enabled) await prepareQuarantineTable(conn, config.quarantine.target);
+  const q = config.quarantine;
+  if (q.enabled && q.dir !== undefined) await prepareQuarantineFiles(conn, config, q.dir);
+  else if (q.enabled) await prepareQuarantineTable(conn, q.target);
   return layout;
 }
 

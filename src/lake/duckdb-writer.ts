@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { DuckDBConnection, DuckDBPreparedStatement } from "../util/duckdb.js";
 import { decideCommit } from "../checkpoint/cas.js";
@@ -13,6 +13,7 @@ import { DuckDBTargetCheckpointStore, ensureCheckpointTable, loadCheckpoint, ups
 import { acquireDatabase, type Database } from "./duckdb-db.js";
 import type { KeyDelete } from "./duckdb-merge.js";
 import { quarantineDocument, type Lookup, type QuarantineDocument } from "./duckdb-quarantine.js";
+import { quarantineListingTable, removeUnlisted, writeStagedQuarantine } from "./duckdb-quarantine-files.js";
 import { readPlanned, runBound, runPlanned } from "./duckdb-run.js";
 import { prepareStatements, STAGE, STAGE_TABLE, type Statements } from "./duckdb-statements.js";
 import { prepareTables, type TableColumn } from "./duckdb-tables.js";
@@ -20,12 +21,22 @@ import { LakeWriteError } from "./errors.js";
 import { payloadBatch, type PayloadBatch } from "./payload-batch.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
 
+/** @internal Crash tests stop a write here. */
+export interface DuckDBWriterHooks {
+  /** Everything of the batch is written (its quarantine file too), COMMIT is next. */
+  beforeCommit?: (batchId: number) => Promise<void> | void;
+}
+
 /**
  * Good rows, quarantine rows and (optionally) the checkpoint of one batch in ONE DuckDB
- * transaction: after a crash the database shows the whole batch or none of it.
+ * transaction: after a crash the database shows the whole batch or none of it. A quarantine
+ * under a path is a Parquet file per batch, written before COMMIT and listed in the same
+ * transaction (duckdb-quarantine-files.ts): it counts exactly when the batch does.
  */
 export class DuckDBLakeWriter implements LakeWriter {
   readonly databasePath: string;
+  /** @internal See DuckDBWriterHooks. */
+  readonly hooks: DuckDBWriterHooks = {};
   private closed = false;
   private checkpointTableReady = false;
   private prepared: Promise<Statements> | undefined;
@@ -110,6 +121,11 @@ export class DuckDBLakeWriter implements LakeWriter {
       this.checkpointTableReady = true;
     }
     const s = await this.statements();
+    // A quarantine file written for this batch, and whether COMMIT was issued (after which the
+    // file may be listed: it is then left to the next open, which keeps it if it is).
+    let file: string | undefined;
+    let committing = false;
+    let replacedFiles: Set<string> | undefined;
     await conn.run("BEGIN TRANSACTION");
     try {
       if (req.checkpoint) {
@@ -130,6 +146,7 @@ export class DuckDBLakeWriter implements LakeWriter {
         goodWritten = (await s.insert.run()).rowsChanged;
       }
       const mode = config.quarantine.enabled && req.stream ? await this.quarantineMode(req.stream, req.batchId) : undefined;
+      replacedFiles = mode?.files;
       let badWritten = 0;
       let badAlreadyPresent = 0;
       if (quarantine) {
@@ -149,12 +166,17 @@ export class DuckDBLakeWriter implements LakeWriter {
         // Skipped because stored, plus stored by an uncommitted attempt and replaced.
         const replaced = mode ? quarantine.ids.reduce((n, id) => (mode.replaced.has(id) ? n + 1 : n), 0) : 0;
         badAlreadyPresent = Math.min(quarantine.ids.length, quarantine.ids.length - badWritten + replaced);
+        const dir = config.quarantine.dir;
+        if (dir !== undefined) await writeStagedQuarantine(conn, config.table, dir, req.batchId, badWritten, (f) => (file = f));
       }
       const logged = commitOf(req);
       if (logged) await upsertCommit(conn, config.table, logged.key, logged.commit);
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
+      await this.hooks.beforeCommit?.(req.batchId);
+      committing = true;
       await conn.run("COMMIT");
       if (mode && req.stream) this.streams.set(req.stream.key, { lookup: mode.lookup, next: req.batchId + 1 });
+      if (replacedFiles?.size) await removeUnlisted(conn, config.table, config.quarantine.dir!, replacedFiles);
       return {
         goodWritten,
         badWritten,
@@ -166,6 +188,7 @@ export class DuckDBLakeWriter implements LakeWriter {
       // A staging table made in this transaction is gone with it.
       this.stageReady = false;
       await conn.run("ROLLBACK").catch(() => undefined);
+      if (file !== undefined && !committing) rmSync(file, { force: true });
       if (e instanceof LakeLogicError) throw e;
       throw new LakeWriteError(
         `batch ${req.batchId} was not written to table "${config.table}" in ${this.databasePath} (rolled back): ${(e as Error).message}`,
@@ -187,12 +210,17 @@ export class DuckDBLakeWriter implements LakeWriter {
    * first batch that never committed) — are handed over to the table (stream_key NULL), and the
    * stream's writes look up those unowned rows for as long as any exist.
    */
-  private async quarantineMode(stream: WriteStream, batchId: number): Promise<{ lookup: Lookup; replaced: Set<string> }> {
+  private async quarantineMode(
+    stream: WriteStream,
+    batchId: number,
+  ): Promise<{ lookup: Lookup; replaced: Set<string>; files?: Set<string> }> {
     const replaced = new Set<string>();
     if (stream.replay !== "cursor") return { lookup: "all", replaced };
     const known = this.streams.get(stream.key);
     if (known?.next === batchId) return { lookup: known.lookup, replaced };
-    const q = quoteIdent(this.config.quarantine.target);
+    // Under a path, the listing holds the columns this needs, and the replaced rows' files.
+    const path = this.config.quarantine.dir !== undefined;
+    const q = quoteIdent(path ? quarantineListingTable(this.config.table) : this.config.quarantine.target);
     const since = stream.previousCommittedAt;
     await runPlanned(
       this.conn,
@@ -206,13 +234,15 @@ export class DuckDBLakeWriter implements LakeWriter {
         }
       },
     );
-    const rows = await readPlanned(this.conn, `DELETE FROM ${q} WHERE stream_key = $1 AND batch_id >= $2 RETURNING quarantine_id`, (p) => {
+    const returning = path ? "quarantine_id, file" : "quarantine_id";
+    const rows = await readPlanned(this.conn, `DELETE FROM ${q} WHERE stream_key = $1 AND batch_id >= $2 RETURNING ${returning}`, (p) => {
       p.bindVarchar(1, stream.key);
       p.bindBigInt(2, BigInt(batchId));
     });
     for (const [id] of rows) replaced.add(String(id));
     const unowned = await readPlanned(this.conn, `SELECT count(*) FROM ${q} WHERE stream_key IS NULL`, () => undefined);
-    return { lookup: Number(unowned[0]?.[0] ?? 0) > 0 ? "unowned" : "none", replaced };
+    const lookup = Number(unowned[0]?.[0] ?? 0) > 0 ? "unowned" : "none";
+    return { lookup, replaced, ...(path ? { files: new Set(rows.map((r) => String(r[1]))) } : {}) };
   }
 
   /**

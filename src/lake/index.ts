@@ -3,7 +3,8 @@
  * settings up front (ConfigError naming the option) and returns a writer for its format:
  *
  * - duckdb (default): tables in `<targetPath>/lakelogic.duckdb`; one transaction per batch covers
- *   good rows, quarantine rows and, when asked, the checkpoint.
+ *   good rows, quarantine rows and, when asked, the checkpoint. A quarantine.target that is a
+ *   path gets Parquet files there, listed in that transaction.
  * - parquet: a directory per table, new immutable files per batch, made visible by an atomically
  *   replaced manifest.
  *
@@ -25,10 +26,10 @@ export async function openLake(contract: Contract, options: OpenLakeOptions = {}
   return config.format === "duckdb" ? DuckDBLakeWriter.open(config) : ParquetLakeWriter.open(config);
 }
 
-export { DuckDBLakeWriter } from "./duckdb-writer.js";
+export { DuckDBLakeWriter, type DuckDBWriterHooks } from "./duckdb-writer.js";
 export { ParquetLakeWriter } from "./parquet-writer.js";
 export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
-export { readQuarantine, readTable, type ReadOptions } from "./read.js";
+export { readQuarantine, readQuarantineFiles, readTable, type ReadOptions } from "./read.js";
 export { resolveLakeConfig, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
 export { LakeBusyError, LakeWriteError } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";

@@ -1,10 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
-  closeSync,
   existsSync,
-  fsyncSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -21,6 +18,7 @@ import { planColumns, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
 import { LakeBusyError, LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
+import { fsyncPath, isQuarantineFileOf, uniqueParquetName as uniqueName } from "./quarantine-files.js";
 import { commitOf } from "./commit-log.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
@@ -100,15 +98,6 @@ function emptyManifest(config: LakeConfig): Manifest {
   };
 }
 
-function fsyncPath(path: string, flags: string): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Write a file durably under its final name: temp name, fsync, rename, fsync the directory. */
 function writeFileAtomic(dir: string, name: string, content: string, renamed: () => void): void {
   const tmp = join(dir, `${name}.${randomBytes(4).toString("hex")}.tmp`);
@@ -152,10 +141,6 @@ function takeLock(path: string): void {
     rmSync(path, { force: true });
   }
   throw new LakeBusyError(`${path}: could not take the writer lock`);
-}
-
-function uniqueName(prefix: string, batchId: number, suffix = ""): string {
-  return `${prefix}-b${String(batchId).padStart(8, "0")}-${randomBytes(4).toString("hex")}${suffix}.parquet`;
 }
 
 export class ParquetLakeWriter implements LakeWriter {
@@ -420,8 +405,7 @@ function collectGarbage(config: LakeConfig, manifest: Manifest): void {
   if (!existsSync(qdir)) return;
   const liveQ = new Set(manifest.quarantine.map((f) => f.file));
   // The quarantine directory may be shared: only this table's files (prefixed with its name).
-  const own = new RegExp(`^${config.table.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-b\\d{8,}-[0-9a-f]{8}\\.parquet(\\.tmp)?$`);
   for (const name of readdirSync(qdir)) {
-    if (own.test(name) && !liveQ.has(name)) rmSync(join(qdir, name), { force: true });
+    if (isQuarantineFileOf(config.table, name) && !liveQ.has(name)) rmSync(join(qdir, name), { force: true });
   }
 }

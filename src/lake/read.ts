@@ -17,6 +17,7 @@ import type { Row } from "../engine/types.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { acquireDatabase } from "./duckdb-db.js";
+import { listedFiles, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import { quarantineDir, readManifest, sqlList, tableDir } from "./parquet-writer.js";
 import type { StoredQuarantineRow } from "./types.js";
 
@@ -55,23 +56,71 @@ export async function readQuarantine(contract: Contract, options: ReadOptions = 
   }));
 }
 
+/**
+ * The quarantine files of a contract's table that count, as absolute paths: those its parquet
+ * manifest lists, or, on a duckdb lake whose quarantine.target is a path, those listed in the
+ * lake's database. Other files in the directory (a crashed batch's) are not part of the lake.
+ * [] for a duckdb lake that keeps quarantine in a table.
+ */
+export async function readQuarantineFiles(contract: Contract, options: ReadOptions = {}): Promise<string[]> {
+  const config = resolveLakeConfig(contract, options);
+  if (config.format === "parquet") {
+    return (readManifest(config)?.quarantine ?? []).map((f) => join(quarantineDir(config), f.file));
+  }
+  const dir = config.quarantine.dir;
+  if (dir === undefined) return [];
+  return withDuckDB(config, [], async (conn) =>
+    (await tableExists(conn, quarantineListingTable(config.table))) ? (await listedFiles(conn, config.table)).map((f) => join(dir, f)) : [],
+  );
+}
+
+/** Run `read` on a connection to the lake's DuckDB file; `none` when there is no file yet. */
+async function withDuckDB<T>(config: LakeConfig, none: T, read: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  const file = join(config.targetPath, DUCKDB_FILE);
+  if (!existsSync(file)) return none;
+  const db = await acquireDatabase(file);
+  try {
+    return await read(await db.connect());
+  } finally {
+    db.release();
+  }
+}
+
+async function tableExists(conn: DuckDBConnection, name: string): Promise<boolean> {
+  const exists = await conn.runAndReadAll(
+    "SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1",
+    [name],
+  );
+  return exists.currentRowCount > 0;
+}
+
+/**
+ * A duckdb lake's quarantine under a path: the rows of the listed files, each with its stream
+ * key from the listing, in file and row order.
+ */
+async function readListedQuarantine(conn: DuckDBConnection, config: LakeConfig, dir: string): Promise<Row[]> {
+  const listing = quarantineListingTable(config.table);
+  if (!(await tableExists(conn, listing))) return [];
+  const files = (await listedFiles(conn, config.table)).map((f) => join(dir, f));
+  if (files.length === 0) return [];
+  return readAll(
+    conn,
+    `SELECT f.* EXCLUDE (filename, file_row_number), l.stream_key
+     FROM read_parquet(${sqlList(files)}, filename = true, file_row_number = true) AS f
+     JOIN ${quoteIdent(listing)} AS l ON l.quarantine_id = f.quarantine_id AND l.file = parse_filename(f.filename)
+     ORDER BY f.filename, f.file_row_number`,
+  );
+}
+
 async function query(config: LakeConfig, which: "table" | "quarantine"): Promise<Row[]> {
   const name = which === "table" ? config.table : config.quarantine.target;
   if (config.format === "duckdb") {
-    const file = join(config.targetPath, DUCKDB_FILE);
-    if (!existsSync(file)) return [];
-    const db = await acquireDatabase(file);
-    try {
-      const conn = await db.connect();
-      const exists = await conn.runAndReadAll(
-        "SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1",
-        [name],
-      );
-      if (exists.currentRowCount === 0) return [];
-      return await readAll(conn, `SELECT * FROM ${quoteIdent(name)}`);
-    } finally {
-      db.release();
-    }
+    const dir = config.quarantine.dir;
+    return withDuckDB(config, [], async (conn) => {
+      if (which === "quarantine" && dir !== undefined) return readListedQuarantine(conn, config, dir);
+      if (!(await tableExists(conn, name))) return [];
+      return readAll(conn, `SELECT * FROM ${quoteIdent(name)}`);
+    });
   }
   const manifest = readManifest(config);
   if (!manifest) return [];

@@ -56,10 +56,11 @@ describe("quarantine.target as a path (the original's meaning)", () => {
     expect(resolveLakeConfig(plain).quarantine.dir).toBeUndefined();
   });
 
-  it("duckdb: a path is refused with the reason (its quarantine commits in the lake's own database) and what to do", () => {
+  it("duckdb: a path is a directory of Parquet files too (test/lake/quarantine-path-duckdb.test.ts); an explicit quarantine.format duckdb is refused", () => {
     const c = makeContract({ format: "duckdb", quarantine: { target: "data/quarantine" } });
-    expect(() => resolveLakeConfig(c)).toThrow(ConfigError);
-    expect(() => resolveLakeConfig(c)).toThrow(/quarantine\.target.*same transaction.*format parquet/);
+    expect(resolveLakeConfig(c).quarantine.dir).toMatch(/data\/quarantine\/orders$/);
+    const explicit = makeContract({ format: "duckdb", quarantine: { target: "data/quarantine" }, raw: { quarantine: { format: "duckdb" } } });
+    expect(() => resolveLakeConfig(explicit)).toThrow(ConfigError);
   });
 
   it("a URL is refused: quarantine goes to a local directory or a table", () => {
