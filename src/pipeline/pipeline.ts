@@ -3,6 +3,7 @@ import { encodeCursor } from "../checkpoint/codec.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, CursorSource, RunMode, Source, SourceLag } from "../sources/core/types.js";
 import { PipelineBatch, type Validator } from "./batch.js";
+import { assertSourceServes } from "./modes.js";
 import { ReadAhead } from "./read-ahead.js";
 
 /** How one stream is read, validated and written: everything a pipeline needs, opened. */
@@ -46,10 +47,13 @@ export class StreamPipeline {
   /**
    * Position the source at `cursor` and, in available_now, fix the drain's end: captured now, or
    * adopted from `snapshot` (the Temporal runtime captures it once per drain and hands it to
-   * whichever worker reads next).
+   * whichever worker reads next). A mode the source cannot serve (`Source.modes`) is refused
+   * first, with a ConfigError (not retriable).
    */
   async open(cursor: Cursor | undefined, snapshot?: DrainEnd): Promise<DrainEnd> {
     const { source, mode } = this.o;
+    // Before the seek: a push source refused here never starts listening (both runtimes open here).
+    assertSourceServes(source, mode);
     if (source.kind === "cursor") {
       await source.seek(cursor ?? undefined);
       if (mode === "available_now") {

@@ -16,13 +16,13 @@ import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import { loadStart } from "../pipeline/start.js";
 import { openTarget } from "../pipeline/target.js";
-import { toSource, type SourceInput } from "../sources/index.js";
-import type { RunMode, SourceLag } from "../sources/core/types.js";
+import { assertSourceServes, checkRunMode, modeOfTrigger, RUN_MODES } from "../pipeline/modes.js";
+import { CursorFnSource, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
+import type { RunMode, Source, SourceLag } from "../sources/core/types.js";
+import { optionNames, refuseUnknownOptions } from "../sources/core/unknown-options.js";
 
-export { StreamRunError };
+export { StreamRunError, RUN_MODES };
 export type { BatchReport, RunOptions, StopReason, StreamRunSummary };
-
-export const RUN_MODES: readonly RunMode[] = ["available_now", "continuous"];
 
 export interface StreamSinkOptions extends BatchOptions {
   /** `duckdb` (default), `polars`, or an engine instance you own. */
@@ -58,9 +58,44 @@ export interface StreamSinkOptions extends BatchOptions {
    * Queue sources (ack) handle one batch at a time whatever this says.
    */
   readAhead?: number;
+  /**
+   * For a source given as a function `(after) => iterable`: the cursor of a record. After each
+   * batch the checkpoint stores `cursorFn(last record of the batch)`, and a new run calls the
+   * function with the stored cursor (undefined on the first run), so it resumes after it.
+   */
+  cursorFn?: CursorFn;
   /** @internal test hooks (crash tests pause between write and commit). */
   hooks?: CommitHooks;
 }
+
+/** Every option name, for the refusal of unknown ones (the compiler keeps it complete). */
+const SINK_OPTIONS = optionNames<StreamSinkOptions>()([
+  "batchSize",
+  "maxBatchBytes",
+  "maxWaitMs",
+  "maxRecordBytes",
+  "engine",
+  "checkpoint",
+  "checkpointKey",
+  "resetCheckpoint",
+  "targetPath",
+  "signal",
+  "onBatch",
+  "handleSignals",
+  "writerId",
+  "readAhead",
+  "cursorFn",
+  "hooks",
+]);
+const RUN_OPTIONS = optionNames<RunOptions>()(["maxBatches"]);
+/** The Python package's StreamSink options that are not a mere respelling of one here. */
+const PYTHON_OPTIONS: Readonly<Record<string, string>> = {
+  window_seconds: 'use "maxWaitMs" (milliseconds)',
+  processor: "the contract and engine options build the validator; pass an Engine as `engine` to supply your own",
+};
+
+/** What StreamSink reads from: a source, or with `cursorFn` a function that resumes after a cursor. */
+export type StreamSinkSource = SourceInput | ResumableIterable;
 
 /** What one run keeps while it goes: the committed position and the run's counts. */
 interface RunState {
@@ -80,24 +115,32 @@ export class StreamSink {
 
   constructor(
     private readonly contractInput: string | Contract | Record<string, unknown>,
-    private readonly sourceInput: SourceInput,
+    private readonly sourceInput: StreamSinkSource,
     private readonly options: StreamSinkOptions = {},
   ) {
+    refuseUnknownOptions("StreamSink", options, SINK_OPTIONS, PYTHON_OPTIONS);
     batchLimits(options); // a bad value fails here, not at run()
     this.readAhead = readAheadDepth(options.readAhead);
     if (sourceInput === undefined || sourceInput === null) {
       throw new ConfigError("source", "expected a source, a connector with stream(), or an iterable; got nothing");
     }
+    checkCursorFn(sourceInput, options.cursorFn);
   }
 
-  async run(mode: RunMode, runOptions: RunOptions = {}): Promise<StreamRunSummary> {
-    if (!RUN_MODES.includes(mode)) {
-      throw new ConfigError("mode", `expected one of ${RUN_MODES.join(", ")}; got ${JSON.stringify(mode)}`);
-    }
+  /**
+   * Run the stream. Without a mode, the contract's trigger decides (`available_now`/`once` drain,
+   * `continuous`/`processing_time`/`micro_batch` keep running); without a trigger, available_now.
+   */
+  async run(mode?: RunMode, runOptions: RunOptions = {}): Promise<StreamRunSummary> {
+    if (mode !== undefined) checkRunMode(mode);
+    refuseUnknownOptions("run", runOptions, RUN_OPTIONS);
     if (runOptions.maxBatches !== undefined) positiveInt("maxBatches", runOptions.maxBatches);
 
     const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
-    const source = toSource(this.sourceInput);
+    mode ??= modeOfTrigger(contract.trigger);
+    const source = this.openSource();
+    // Before anything opens: a push source in available_now is refused, not run for a moment.
+    assertSourceServes(source, mode);
     const key = this.options.checkpointKey ?? `stream::${contract.dataset}`;
     const writerId = this.options.writerId ?? `sink:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -211,6 +254,12 @@ export class StreamSink {
     }
   }
 
+  private openSource(): Source {
+    const { cursorFn } = this.options;
+    if (cursorFn) return new CursorFnSource(this.sourceInput as ResumableIterable, cursorFn);
+    return toSource(this.sourceInput as SourceInput);
+  }
+
   private async openEngine(resources: Array<() => Promise<void>>): Promise<Engine> {
     const e = this.options.engine ?? "duckdb";
     if (typeof e !== "string") return e;
@@ -237,6 +286,37 @@ export class StreamSink {
         process.removeListener("SIGINT", onStop);
       }
     };
+  }
+}
+
+/**
+ * `cursorFn` goes with a function that resumes after a cursor, and only with one: a plain
+ * iterable cannot be told where to resume (it keeps its own rules, see IterableSource), and a
+ * cursor or ack source has a position of its own that a cursorFn would contradict.
+ */
+function checkCursorFn(source: StreamSinkSource, cursorFn: CursorFn | undefined): void {
+  if (cursorFn === undefined) {
+    if (typeof source === "function") {
+      throw new ConfigError(
+        "cursorFn",
+        "the source is a function (after) => iterable, which needs cursorFn: (record) => cursor to say where each record sits",
+      );
+    }
+    return;
+  }
+  if (typeof cursorFn !== "function") throw new ConfigError("cursorFn", `expected a function (record) => cursor; got ${typeof cursorFn}`);
+  const kind = (source as { kind?: unknown }).kind;
+  if (typeof source === "object" && (kind === "cursor" || kind === "ack")) {
+    const described = (source as { description?: unknown }).description;
+    const name = typeof described === "string" ? described : "the source";
+    throw new ConfigError("cursorFn", `${name} has a cursor of its own (a ${kind} source); cursorFn is for a function (after) => iterable`);
+  }
+  if (typeof source !== "function") {
+    throw new ConfigError(
+      "source",
+      "with cursorFn, expected a function (after) => iterable that resumes after the stored cursor; " +
+        "a plain iterable cannot be told where to resume; pass (after) => iterable, or drop cursorFn",
+    );
   }
 }
 

@@ -356,7 +356,7 @@ describe("webhook through StreamSink into a merge target", () => {
     expect(q.filter((r) => (r.record as { data?: unknown } | undefined)?.data === "not json")).toHaveLength(1);
   });
 
-  it("builds from JSON config (webhook and eventgrid-push) and drains with available_now", async () => {
+  it("builds from JSON config (webhook and eventgrid-push) and runs continuously", async () => {
     const source = (await createSource({ type: "eventgrid-push", port: 0, path: "/eg", unwrap_data: true, max_queued: 50 })) as WebhookSource;
     sources.push(source);
     expect(source).toBeInstanceOf(WebhookSource);
@@ -365,9 +365,8 @@ describe("webhook through StreamSink into a merge target", () => {
     dirs.push(lake);
     const events = Array.from({ length: 12 }, (_, i) => ({ id: `e${i}`, eventType: "Orders.Created", subject: `o/${i}`, data: orderEvent(i) }));
     const replies = [send(source.url, { body: JSON.stringify(events.slice(0, 5)) }), send(source.url, { body: JSON.stringify(events.slice(5)) })];
-    const summary = await new StreamSink(contractPath, source, { targetPath: lake, checkpoint: "memory", batchSize: 5, maxWaitMs: 300 }).run(
-      "available_now",
-    );
+    const sink = new StreamSink(contractPath, source, { targetPath: lake, checkpoint: "memory", batchSize: 5, maxWaitMs: 300, handleSignals: false });
+    const summary = await sink.run("continuous", { maxBatches: 3 });
     expect(summary.sourceCount).toBe(12);
     expect((await Promise.all(replies)).map((r) => r.status)).toEqual([200, 200]);
     expect(await createSource({ type: "webhook", port: 0 })).toBeInstanceOf(WebhookSource);

@@ -44,6 +44,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./status.js")).statusCommand,
   },
   {
+    name: "checkpoint",
+    summary: "Import the checkpoints of a Python LakeLogic stream, so it continues here",
+    load: async () => (await import("./checkpoint.js")).checkpointCommand,
+  },
+  {
     name: "pause",
     summary: "Pause a stream after its in-flight batch",
     load: async () => (await import("./control.js")).controlCommand("pause"),

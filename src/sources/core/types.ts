@@ -52,6 +52,13 @@ export interface CursorSource {
    * Kafka consumer group).
    */
   readonly replays?: boolean;
+  /**
+   * The run modes this source can serve; absent means both. A source that only receives what is
+   * pushed to it while it runs (a webhook endpoint) has no backlog to drain and no end to stop
+   * at: it declares `["continuous"]`, and an `available_now` run is refused when it starts
+   * instead of listening for a moment and calling that a drain.
+   */
+  readonly modes?: readonly RunMode[];
   seek(cursor: Cursor | undefined): Promise<void>;
   currentCursor(): Cursor | undefined;
   /**
@@ -94,6 +101,13 @@ export interface ReceivedRecord<Token = unknown> extends SourceRecord {
 export interface AckSource<Token = unknown> {
   readonly kind: "ack";
   readonly description: string;
+  /**
+   * The run modes this source can serve; absent means both. A source that only receives what is
+   * pushed to it while it runs (a webhook endpoint) has no backlog to drain and no end to stop
+   * at: it declares `["continuous"]`, and an `available_now` run is refused when it starts
+   * instead of listening for a moment and calling that a drain.
+   */
+  readonly modes?: readonly RunMode[];
   receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<Token>>>;
   ack(tokens: Token[]): Promise<void>;
   nack?(tokens: Token[]): Promise<void>;

@@ -2,6 +2,7 @@ import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord, StreamConnector } from "../core/types.js";
 import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 /** The cursor of an iterable: how many items were consumed, and whether it was read to the end. */
 export interface IterableCursor {
@@ -21,6 +22,8 @@ export interface IterableSourceOptions {
   /** Called by `close()`, e.g. to close the connector behind the iterable. */
   onClose?: () => Promise<void>;
 }
+
+const ITERABLE_OPTIONS = optionNames<IterableSourceOptions>()(["replayable", "description", "onClose"]);
 
 /** A restart was asked of a source that cannot replay what it already gave. */
 export class NotReplayableError extends LakeLogicError {
@@ -57,6 +60,7 @@ export class IterableSource implements CursorSource {
 
   constructor(items: AnyIterable | (() => AnyIterable), options: IterableSourceOptions = {}) {
     if (items === null || items === undefined) throw new ConfigError("source", "expected an iterable, got nothing");
+    refuseUnknownOptions("IterableSource", options, ITERABLE_OPTIONS);
     this.items = items;
     this.replays = options.replayable ?? false;
     this.description = options.description ?? (this.replays ? "replayable iterable" : "iterable");

@@ -3,6 +3,7 @@ import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
 import { SourceBusyError } from "../core/errors.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 /** A watermark or tie-breaker value. PostgreSQL's `pg` returns bigint as string, timestamps as Date. */
 export type WatermarkValue = number | bigint | string | Date;
@@ -78,6 +79,17 @@ export interface WatermarkChunkSourceOptions {
   description?: string;
 }
 
+/** The option names, for the refusal of unknown ones (the compiler keeps the list complete). */
+const WATERMARK_OPTIONS = optionNames<WatermarkChunkSourceOptions>()([
+  "watermarkField",
+  "tieBreakerField",
+  "uniqueWatermark",
+  "chunkSize",
+  "fetchMax",
+  "idleBackoffMs",
+  "description",
+]);
+
 /** The rows coming back from `fetchChunk` break the keyset contract; reading on would lose or repeat rows. */
 export class WatermarkOrderError extends LakeLogicError {
   readonly source: string;
@@ -127,6 +139,7 @@ export class WatermarkChunkSource implements CursorSource {
 
   constructor(fetchChunk: FetchChunk, options: WatermarkChunkSourceOptions) {
     if (typeof fetchChunk !== "function") throw new ConfigError("fetchChunk", "expected a function");
+    refuseUnknownOptions("WatermarkChunkSource", options, WATERMARK_OPTIONS);
     if (!options.watermarkField) throw new ConfigError("watermarkField", "expected a field name");
     if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize < 1) {
       throw new ConfigError("chunkSize", `expected an integer >= 1, got ${String(options.chunkSize)}`);

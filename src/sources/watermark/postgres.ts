@@ -1,5 +1,6 @@
 import { ConfigError } from "../../errors.js";
 import { quoteIdent as quoteSqlIdent } from "../../util/sql-text.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 import {
   WatermarkChunkSource,
   type FetchChunk,
@@ -25,6 +26,9 @@ export interface PostgresChunkFetcherOptions {
   /** Columns to select (the cursor columns are added when missing). Default `*`. */
   columns?: string[];
 }
+
+/** The option names, for the refusal of unknown ones (the compiler keeps the lists complete). */
+const FETCHER_OPTIONS = optionNames<PostgresChunkFetcherOptions>()(["table", "watermarkColumn", "tieBreakerColumn", "columns"]);
 
 export interface PostgresChunkFetcher {
   fetchChunk: FetchChunk;
@@ -56,6 +60,7 @@ export function quoteIdent(name: string): string {
  */
 export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChunkFetcherOptions): PostgresChunkFetcher {
   if (!client || typeof client.query !== "function") throw new ConfigError("client", "expected an object with query(text, values)");
+  refuseUnknownOptions("postgresChunkFetcher", options, FETCHER_OPTIONS);
   const table =
     typeof options.table === "string"
       ? quoteIdent(options.table)
@@ -115,6 +120,16 @@ export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChun
 export type PostgresWatermarkSourceOptions = PostgresChunkFetcherOptions &
   Omit<WatermarkChunkSourceOptions, "watermarkField" | "tieBreakerField" | "uniqueWatermark" | "fetchMax">;
 
+const SOURCE_OPTIONS = optionNames<PostgresWatermarkSourceOptions>()([
+  "table",
+  "watermarkColumn",
+  "tieBreakerColumn",
+  "columns",
+  "chunkSize",
+  "idleBackoffMs",
+  "description",
+]);
+
 /**
  * A ready WatermarkChunkSource over a PostgreSQL table, with `endCursor()` for available_now.
  *
@@ -125,6 +140,7 @@ export type PostgresWatermarkSourceOptions = PostgresChunkFetcherOptions &
  * ```
  */
 export function postgresWatermarkSource(client: SqlQueryable, options: PostgresWatermarkSourceOptions): WatermarkChunkSource {
+  refuseUnknownOptions("postgresWatermarkSource", options, SOURCE_OPTIONS);
   const { table, watermarkColumn, tieBreakerColumn, columns, ...rest } = options;
   const fetcher = postgresChunkFetcher(client, {
     table,

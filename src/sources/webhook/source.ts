@@ -2,11 +2,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SourceFactory } from "../core/registry.js";
 import { ConfigError } from "../../errors.js";
-import type { AckSource, ReceivedRecord, SourceLag } from "../core/types.js";
+import type { AckSource, ReceivedRecord, RunMode, SourceLag } from "../core/types.js";
 import { DeliveryQueue, type WebhookAckToken } from "./deliveries.js";
 import { handleWebhookRequest } from "./handler.js";
 import { WEBHOOK_DEFAULTS as DEFAULTS, webhookSpec, type ResolvedWebhookOptions, type WebhookOptions } from "./spec.js";
 import { ListenError, SourceClosedError, SourceNotStartedError } from "../core/errors.js";
+import { refuseUnknownOptions } from "../core/unknown-options.js";
 
 export type { WebhookAckToken } from "./deliveries.js";
 export { webhookSpec, type WebhookOptions } from "./spec.js";
@@ -55,6 +56,11 @@ export interface WebhookStats {
 export class WebhookSource implements AckSource<WebhookAckToken> {
   readonly kind = "ack" as const;
   readonly description: string;
+  /**
+   * Senders push only while it listens: there is no backlog to drain, so no available_now run
+   * (which would listen for a moment, then turn later deliveries away).
+   */
+  readonly modes: readonly RunMode[] = ["continuous"];
   private readonly o: ResolvedWebhookOptions;
   private server: Server | undefined;
   private starting: Promise<void> | undefined;
@@ -78,6 +84,7 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
   private connections = 0;
 
   constructor(options: WebhookOptions) {
+    refuseUnknownOptions("WebhookSource", options, Object.keys(webhookSpec.options));
     if (!Number.isInteger(options?.port) || options.port < 0 || options.port > 65535) {
       throw new ConfigError("port", `expected a port number 0–65535 (0 = any free port); got ${JSON.stringify(options?.port)}`);
     }
