@@ -127,7 +127,7 @@ export function parseOptions<S extends ComponentSpec>(
       const hint = didYouMean(key, known);
       throw new ConfigError(
         where(rawKey),
-        `unknown option${hint ? `; did you mean "${hint}"?` : ""} Known options: ${known.join(", ")}`,
+        `unknown option${hint ? `; did you mean "${hint}"?` : "."} Known options: ${known.join(", ")}`,
       );
     }
     out[key] = value;
