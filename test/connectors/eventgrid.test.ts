@@ -188,7 +188,8 @@ describe("EventGridConnector against a local Event Grid REST server", () => {
   });
 
   it("is built from JSON config, with errors that name the option", async () => {
-    const source = await createSource({ type: "eventgrid", endpoint: "https://ns.westeurope-1.eventgrid.azure.net", topic_name: "t", subscription_name: "s", access_key: "k" });
+    process.env.LL_TEST_EVENTGRID_KEY = "k";
+    const source = await createSource({ type: "eventgrid", endpoint: "https://ns.westeurope-1.eventgrid.azure.net", topic_name: "t", subscription_name: "s", access_key: "env:LL_TEST_EVENTGRID_KEY" });
     expect(source).toBeInstanceOf(EventGridConnector);
     expect(source.description).toBe("eventgrid ns.westeurope-1.eventgrid.azure.net/t/s");
     await source.close?.();

@@ -179,7 +179,9 @@ describe("a queue connector whose endpoint is unreachable, in available_now", ()
     const port = await deadPort();
     let stdout = "";
     let stderr = "";
-    const source = { type: "eventgrid", endpoint: `http://127.0.0.1:${port}`, topicName: "orders", subscriptionName: "lake", accessKey: SECRET, retry: RETRY };
+    // A JSON config names the key's variable (a literal one is refused).
+    process.env.LL_TEST_EVENTGRID_ACCESS_KEY = SECRET;
+    const source = { type: "eventgrid", endpoint: `http://127.0.0.1:${port}`, topicName: "orders", subscriptionName: "lake", accessKey: "env:LL_TEST_EVENTGRID_ACCESS_KEY", retry: RETRY };
     const code = await main(
       ["run", ordersContract, "--source", JSON.stringify(source), "--checkpoint", "memory", "--target-path", dirs.make("cli"), "--max-wait-ms", "200"],
       { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },

@@ -180,7 +180,9 @@ describe("ServiceBusConnector at the SDK boundary (fake peek-lock receiver)", ()
   });
 
   it("is built from JSON config, with errors that name the option", async () => {
-    const cs = "Endpoint=sb://example.servicebus.windows.net/;SharedAccessKeyName=listen;SharedAccessKey=c2VjcmV0";
+    // A JSON config names the secret's variable; a literal connection string is refused (secret-literals.test.ts).
+    process.env.LL_TEST_SERVICEBUS_CS = "Endpoint=sb://example.servicebus.windows.net/;SharedAccessKeyName=listen;SharedAccessKey=c2VjcmV0";
+    const cs = "env:LL_TEST_SERVICEBUS_CS";
     const source = await createSource({ type: "servicebus", connection_string: cs, queue_name: "orders" });
     expect(source).toBeInstanceOf(ServiceBusConnector);
     expect(source.description).toBe("servicebus example.servicebus.windows.net/orders");

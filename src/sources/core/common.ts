@@ -1,5 +1,6 @@
 import { ConfigError } from "../../errors.js";
 import { redactText } from "../../util/redact.js";
+import type { PayloadDecoder } from "./decoders/types.js";
 
 /**
  * The part of a JSON event a contract sees: a JSON object as is; anything else (plain text,
@@ -13,6 +14,19 @@ export function decodeEventData(data: string): unknown {
     return { data };
   }
 }
+
+/**
+ * `decoder: json` of the text-event sources (SSE, WebSocket): event data that is not JSON is kept
+ * as `{ data }` rather than quarantined, since such feeds often mix JSON with plain text.
+ */
+export const eventJsonDecoder: PayloadDecoder = {
+  name: "json",
+  decode: (payload, words) => {
+    if (payload === undefined || payload === null) return { error: words?.missing ?? "no data" };
+    if (typeof payload !== "string") return { error: `${words?.name ?? "data"} is not UTF-8 text` };
+    return { value: decodeEventData(payload) };
+  },
+};
 
 /** Validate a connector URL early, with a message that names the option. */
 export function checkUrl(url: string | URL, protocols: string[], what: string): string {

@@ -15,8 +15,8 @@ const BODY: PayloadWords = { name: "body", missing: "message has no body" };
  * A message payload as a record: UTF-8 JSON, strictly. A JSON object is the record; any other
  * JSON value arrives as `{ data }` (it reaches validation and is usually quarantined by the
  * contract, like every other connector does it). Text that is not JSON, or bytes that are not
- * UTF-8, are a decode error: a poison message, quarantined with its raw payload (I6). Every byte
- * source (queues, Kafka) decodes through here.
+ * UTF-8, are a decode error: a poison message, quarantined with its raw payload (I6). This is
+ * `decoder: json` of the byte sources (queues, Kafka); the other decoders are in ./decoders/.
  */
 export function decodeBody(body: string | Uint8Array | undefined | null, words: PayloadWords = BODY): DecodedBody {
   if (body === undefined || body === null) return { error: words.missing };

@@ -1,4 +1,4 @@
-import { isAscii } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError } from "../../errors.js";
@@ -6,6 +6,7 @@ import type { BufferedRecordIterator, CursorSource, ReadOptions, SourceLag, Sour
 import { sleep } from "../../util/wait.js";
 import { fileSpec, type FileSourceOptions } from "./spec.js";
 import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
+import { decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
 
 export type { FileSourceOptions } from "./spec.js";
 
@@ -17,6 +18,7 @@ export interface FileCursor {
 
 
 const NEWLINE = 0x0a;
+const LINE = { name: "line", missing: "empty line" };
 
 /** Part of a line longer than `maxRecordBytes`: quarantined as raw bytes, never parsed. */
 class LongPiece {
@@ -53,6 +55,8 @@ export class FileSource implements CursorSource {
   private readonly maxRecordBytes: number;
   private readonly backoff: { initial: number; max: number };
   private readonly warn: (message: string) => void;
+  /** Set for `decoder: text` or `deserialize`; JSON lines keep the parse below. */
+  private readonly decoder: PayloadDecoder | undefined;
 
   constructor(
     readonly path: string,
@@ -67,6 +71,8 @@ export class FileSource implements CursorSource {
     }
     this.backoff = options.idleBackoffMs ?? { initial: 100, max: 2000 };
     this.warn = options.onWarning ?? ((message) => process.emitWarning(message, { code: "LAKELOGIC_FILE" }));
+    const decoder = decoderFrom(options, "source file");
+    this.decoder = decoder.name === "json" ? undefined : decoder;
   }
 
   async seek(cursor: Cursor | undefined): Promise<void> {
@@ -190,7 +196,8 @@ export class FileSource implements CursorSource {
         } else {
           const nl = data.indexOf(NEWLINE, at);
           const end = nl === -1 ? data.length : nl;
-          record = this.lineRecord(data.toString("utf8", at, end), end - at + (nl === -1 ? 0 : 1));
+          // A decoder gets the line's bytes, so one that is not UTF-8 is quarantined as it is.
+          record = this.lineRecord(data.toString("utf8", at, end), end - at + (nl === -1 ? 0 : 1), this.decoder && data.subarray(at, end));
           at = nl === -1 ? end : nl + 1;
         }
         if (record) return record;
@@ -335,12 +342,20 @@ export class FileSource implements CursorSource {
     return { value: undefined, raw: new Uint8Array(piece.bytes), position, bytes: piece.bytes.length, decodeError };
   }
 
-  private lineRecord(line: string, consumed: number): SourceRecord | undefined {
+  private lineRecord(line: string, consumed: number, lineBytes?: Buffer): SourceRecord | undefined {
     const position = { line: this.position.line + 1, offset: this.position.offset };
     this.position = { offset: this.position.offset + consumed, line: this.position.line + 1 };
     let text = line;
     if (text.endsWith("\r")) text = text.slice(0, -1);
     if (text.trim() === "") return undefined;
+    if (this.decoder) {
+      const payload = lineBytes ? lineBytes.subarray(0, lineBytes.at(-1) === 0x0d ? -1 : undefined) : text;
+      const decoded = this.decoder.decode(payload, LINE);
+      if (!("error" in decoded)) return { value: decoded.value, raw: text, position, bytes: consumed };
+      // Bytes that are not UTF-8 are kept as they are; any other line as its text.
+      const raw = lineBytes && !isUtf8(lineBytes) ? new Uint8Array(payload as Buffer) : text;
+      return { value: undefined, raw, position, bytes: consumed, decodeError: `line ${position.line}: ${decoded.error}` };
+    }
     try {
       return { value: JSON.parse(text), raw: text, position, bytes: consumed };
     } catch (err) {

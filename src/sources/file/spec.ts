@@ -1,4 +1,5 @@
 import type { ComponentSpec, OptionsInput } from "../core/spec.js";
+import { TEXT_DECODE_OPTIONS, type Deserialize } from "../core/decoders/index.js";
 
 export const fileSpec = {
   type: "file",
@@ -18,11 +19,14 @@ export const fileSpec = {
         "Longest line. A longer one, finished or not, is quarantined in pieces of this many bytes (raw bytes and the reason), " +
         "so an unterminated garbage tail neither stalls the stream nor fills memory.",
     },
+    ...TEXT_DECODE_OPTIONS,
   },
 } as const satisfies ComponentSpec;
 
 /** The options of `new FileSource(path, ...)`: those of `fileSpec` (the path apart), and what only code can give. */
-export type FileSourceOptions = Omit<OptionsInput<typeof fileSpec>, "path"> & {
+export type FileSourceOptions = Omit<OptionsInput<typeof fileSpec>, "path" | "deserialize"> & {
+  /** A line deserializer of your own (CSV, fixed width): the line's bytes, without the newline, in; the record out. */
+  deserialize?: Deserialize;
   /** In continuous mode, how long to wait before looking for new lines again (doubles up to max). */
   idleBackoffMs?: { initial: number; max: number };
   /** Where warnings go (an available_now run that leaves a line without its newline). Default `process.emitWarning`. */

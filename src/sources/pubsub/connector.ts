@@ -1,11 +1,11 @@
-import { isUtf8 } from "node:buffer";
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
 import type { ReceivedRecord } from "../core/types.js";
 import { redactUrl } from "../core/errors.js";
-import { QueueReceiveError, QueueUnreachableError, decodeBody, isNetworkError, queueRecord, type QueueHooks } from "../core/queue.js";
+import { QueueReceiveError, QueueUnreachableError, isNetworkError, queueRecord, type QueueHooks } from "../core/queue.js";
 import { QueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
+import { DECODE_OPTIONS, codeOptions, decoderFrom, prepareAll, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 
 type PubSubModule = typeof import("@google-cloud/pubsub");
 
@@ -44,6 +44,7 @@ export const pubsubSpec = {
     apiEndpoint: { type: "string", description: "API endpoint `host:port`. Default: Google's, or `PUBSUB_EMULATOR_HOST` when set." },
     streams: { type: "integer", min: 1, max: 64, default: 5, description: "Streaming pull connections opened in parallel." },
     retry: queueRetryOption,
+    ...DECODE_OPTIONS,
   },
   check: (o) => {
     const sub = o.subscription as string;
@@ -55,7 +56,7 @@ export const pubsubSpec = {
 } as const satisfies ComponentSpec;
 
 /** The options of `new PubSubConnector(...)`: those of `pubsubSpec`, and the queue hooks. */
-export type PubSubConnectorOptions = OptionsInput<typeof pubsubSpec> & QueueHooks;
+export type PubSubConnectorOptions = OptionsInput<typeof pubsubSpec> & QueueHooks & { deserialize?: Deserialize };
 
 interface Held {
   message: PubSubMessage;
@@ -78,6 +79,7 @@ interface Held {
  */
 export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
   private readonly o: OptionsOf<typeof pubsubSpec>;
+  private readonly decoder: PayloadDecoder;
   private opened: Promise<{ pubsub: PubSub; subscription: Subscription }> | undefined;
   private readonly buffer: PubSubMessage[] = [];
   private failure: Error | undefined;
@@ -94,6 +96,7 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
       streamBatch: { max: Math.min(o.maxMessages, 500), waitMs: 10_000 },
     });
     this.o = { ...o, projectId };
+    this.decoder = decoderFrom(o, "source pubsub");
   }
 
   protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<PubSubAckToken, Held>>> {
@@ -103,7 +106,15 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
     // A streaming pull that cannot connect looks exactly like an empty subscription, and the
     // client retries it for minutes: nothing is "empty" until the service has answered.
     if (this.buffer.length === 0 && !this.reachable && !signal.aborted && !this.closed) await this.confirm(subscription, signal);
-    return this.buffer.splice(0, Math.max(0, max)).map((m) => ({
+    const batch = this.buffer.splice(0, Math.max(0, max));
+    try {
+      // Schemas new to the decoder (decoder: avro / protobuf) are fetched before these messages are decoded.
+      await prepareAll(this.decoder, batch.map((m) => m.data));
+    } catch (err) {
+      this.buffer.unshift(...batch); // still leased: the next receive takes them again
+      throw err;
+    }
+    return batch.map((m) => ({
       key: m.ackId,
       held: { message: m, producedAt: m.publishTime.getTime() },
       record: this.toRecord(m),
@@ -196,9 +207,9 @@ export class PubSubConnector extends QueueConnector<PubSubAckToken, Held> {
     if (m.orderingKey) meta.orderingKey = m.orderingKey;
     if (typeof m.deliveryAttempt === "number" && m.deliveryAttempt > 0) meta.deliveryAttempt = m.deliveryAttempt;
     const data = m.data;
-    const decoded = decodeBody(data);
+    const decoded = this.decoder.decode(data);
     const token: PubSubAckToken = { ackId: m.ackId, messageId: m.id, poison: "error" in decoded };
-    const raw = "error" in decoded ? (isUtf8(data) ? data.toString("utf8") : new Uint8Array(data)) : undefined;
+    const raw = "error" in decoded ? rawPayload(this.decoder, data) : undefined;
     return queueRecord(decoded, { raw, position, bytes: data.length, meta, ackToken: token, producedAt: publishedAt });
   }
 
@@ -270,6 +281,6 @@ function shownEndpoint(endpoint: string): string {
 /** `{ "type": "pubsub", "subscription": "...", ... }` → PubSubConnector (an ack source). */
 export const pubsubSourceFactory: SourceFactory<typeof pubsubSpec> = {
   spec: pubsubSpec,
-  create: (o) => new PubSubConnector(o),
+  create: (o) => new PubSubConnector(codeOptions(o)),
 };
 

@@ -1,4 +1,3 @@
-import { isUtf8 } from "node:buffer";
 import type {
   ServiceBusAdministrationClient,
   ServiceBusClient,
@@ -11,7 +10,6 @@ import {
   QueueAckError,
   QueueReceiveError,
   QueueUnreachableError,
-  decodeBody,
   isNetworkError,
   mapLimit,
   queueRecord,
@@ -23,6 +21,7 @@ import {
 import { LeasedQueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
+import { DECODE_OPTIONS, codeOptions, decoderFrom, jsonDecoder, prepareAll, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 
 type ServiceBusModule = typeof import("@azure/service-bus");
 type IdentityModule = typeof import("@azure/identity");
@@ -77,6 +76,7 @@ export const servicebusSpec = {
     deadLetterReason: { type: "string", default: DEFAULT_DEAD_LETTER_REASON, description: "`deadLetterReason` of poison messages; the description says why the body could not be decoded." },
     reportBacklog: { type: "boolean", default: true, description: "Report the active message count as lag through the administration API (needs Manage rights; turned off after the first refusal)." },
     retry: queueRetryOption,
+    ...DECODE_OPTIONS,
   },
   check: (o) => {
     if (o.connectionString !== undefined && o.namespace !== undefined) {
@@ -98,6 +98,8 @@ export type ServiceBusConnectorOptions = OptionsInput<typeof servicebusSpec> &
   QueueHooks & {
     /** Bring your own peek-lock receiver (code only); then no connection option is needed. */
     receiver?: ServiceBusReceiverLike;
+    /** A body deserializer of your own (see DECODE_OPTIONS). */
+    deserialize?: Deserialize;
   };
 
 interface Held {
@@ -117,6 +119,7 @@ interface Held {
  */
 export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken, Held, ServiceBusReceivedMessage> {
   private readonly o: OptionsOf<typeof servicebusSpec>;
+  private readonly decoder: PayloadDecoder;
   private readonly ownReceiver: ServiceBusReceiverLike | undefined;
   private opened: Promise<{ receiver: ServiceBusReceiverLike; client?: ServiceBusClient; admin?: ServiceBusAdministrationClient }> | undefined;
   private backlogOff = false;
@@ -146,6 +149,7 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
     });
     this.o = o;
     this.ownReceiver = receiver;
+    this.decoder = decoderFrom(o, "source servicebus");
   }
 
   protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<ServiceBusAckToken, Held>>> {
@@ -159,6 +163,8 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
       if (signal.aborted) return [];
       throw err instanceof QueueUnreachableError ? err : this.receiveError(err);
     }
+    // Schemas new to the decoder (decoder: avro / protobuf) are fetched before these messages are decoded.
+    await prepareAll(this.decoder, messages.map((m) => (m.body instanceof Uint8Array ? m.body : undefined)));
     const now = Date.now();
     const taken: Array<Taken<ServiceBusAckToken, Held>> = [];
     for (const m of messages) {
@@ -271,7 +277,7 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
     if (m.subject) meta.subject = m.subject;
     if (m.correlationId !== undefined) meta.correlationId = String(m.correlationId);
     if (m.sessionId) meta.sessionId = m.sessionId;
-    const { decoded, raw, bytes } = decodeServiceBusBody(m.body);
+    const { decoded, raw, bytes } = decodeServiceBusBody(m.body, this.decoder);
     const token: ServiceBusAckToken = { lockToken: m.lockToken!, messageId };
     if ("error" in decoded) token.poison = decoded.error;
     return queueRecord(decoded, { raw, position, bytes, meta, ackToken: token, producedAt: m.enqueuedTimeUtc?.getTime() });
@@ -343,12 +349,12 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
  * A Service Bus body as a record. Bodies sent as bytes (most SDKs, other languages) and strings
  * are parsed as UTF-8 JSON; a body sent as an AMQP value (a JS object from this SDK) is the record.
  */
-export function decodeServiceBusBody(body: unknown): { decoded: DecodedBody; raw?: string | Uint8Array; bytes: number } {
+export function decodeServiceBusBody(body: unknown, decoder: PayloadDecoder = jsonDecoder): { decoded: DecodedBody; raw?: string | Uint8Array; bytes: number } {
   if (body instanceof Uint8Array) {
-    const raw = isUtf8(body) ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8") : new Uint8Array(body);
-    return { decoded: decodeBody(body), raw, bytes: body.byteLength };
+    const raw = rawPayload(decoder, body);
+    return { decoded: decoder.decode(body), raw, bytes: body.byteLength };
   }
-  if (typeof body === "string") return { decoded: decodeBody(body), raw: body, bytes: body.length };
+  if (typeof body === "string") return { decoded: decoder.decode(body), raw: body, bytes: body.length };
   if (body === undefined || body === null) return { decoded: { error: "message has no body" }, bytes: 0 };
   let bytes = 0;
   try {
@@ -356,6 +362,7 @@ export function decodeServiceBusBody(body: unknown): { decoded: DecodedBody; raw
   } catch {
     return { decoded: { error: "body is an AMQP value that is not JSON (it has cycles)" }, bytes: 0 };
   }
+  if (decoder.name !== "json") return { decoded: { error: `body is an AMQP value, not bytes: decoder ${decoder.name} reads bytes` }, bytes };
   return { decoded: { value: wrapJson(body) }, bytes };
 }
 
@@ -383,6 +390,6 @@ function isLockLost(err: unknown): boolean {
 /** `{ "type": "servicebus", "connectionString" | "namespace", "queueName" | "topicName" + "subscriptionName" }`. */
 export const servicebusSourceFactory: SourceFactory<typeof servicebusSpec> = {
   spec: servicebusSpec,
-  create: (o) => new ServiceBusConnector(o),
+  create: (o) => new ServiceBusConnector(codeOptions(o)),
 };
 

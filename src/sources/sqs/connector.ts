@@ -8,7 +8,6 @@ import {
   QueueUnreachableError,
   isNetworkError,
   chunks,
-  decodeBody,
   mapLimit,
   queueRecord,
   type Lease,
@@ -17,6 +16,7 @@ import {
 import { LeasedQueueConnector, checkQueueRetry, queueOptions, queueRetryOption, type Taken } from "../core/queue-connector.js";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type ComponentSpec, type OptionsInput, type OptionsOf } from "../core/spec.js";
+import { TEXT_DECODE_OPTIONS, codeOptions, decoderFrom, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 
 type SqsModule = typeof import("@aws-sdk/client-sqs");
 
@@ -68,6 +68,7 @@ export const sqsSpec = {
     unwrapSns: { type: "boolean", default: false, description: "Bodies are SNS notifications (not raw delivery): the record is the envelope's `Message`; topic, subject and SNS attributes go to `meta.sns`." },
     maxExtensionSeconds: { type: "integer", min: 1, default: 3600, description: "Stop extending a message's visibility after it was held this long." },
     retry: queueRetryOption,
+    ...TEXT_DECODE_OPTIONS,
   },
   check: (o) => {
     const url = o.queueUrl as string;
@@ -82,7 +83,7 @@ export const sqsSpec = {
 } as const satisfies ComponentSpec;
 
 /** The options of `new SQSConnector(...)`: those of `sqsSpec`, and the queue hooks. */
-export type SQSConnectorOptions = OptionsInput<typeof sqsSpec> & QueueHooks;
+export type SQSConnectorOptions = OptionsInput<typeof sqsSpec> & QueueHooks & { deserialize?: Deserialize };
 
 interface Held {
   receiptHandle: string;
@@ -103,6 +104,7 @@ interface Held {
 export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> {
   readonly isFifo: boolean;
   private readonly o: OptionsOf<typeof sqsSpec>;
+  private readonly decoder: PayloadDecoder;
   private client: Promise<{ sdk: SqsModule; client: SQSClient }> | undefined;
 
   constructor(options: SQSConnectorOptions) {
@@ -130,6 +132,7 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
       endpoint: o.endpoint ?? (/\.amazonaws\.com(\.cn)?(:\d+)?\//.test(o.queueUrl) ? undefined : new URL(o.queueUrl).origin),
     };
     this.isFifo = o.queueUrl.endsWith(".fifo");
+    this.decoder = decoderFrom(o, "source sqs");
   }
 
   protected async take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<SQSAckToken, Held>>> {
@@ -284,7 +287,7 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
         meta.sns = envelope.meta;
       }
     }
-    const decoded = decodeBody(payload);
+    const decoded = this.decoder.decode(payload);
     const token: SQSAckToken = { receiptHandle: m.ReceiptHandle!, messageId, poison: "error" in decoded };
     return queueRecord(decoded, { raw: body, position, bytes: body.length, meta, ackToken: token, producedAt: sentAt });
   }
@@ -423,6 +426,6 @@ function snsEnvelope(body: string): { message: string; meta: NonNullable<SQSMess
 /** `{ "type": "sqs", "queueUrl": "...", ... }` → SQSConnector (an ack source). */
 export const sqsSourceFactory: SourceFactory<typeof sqsSpec> = {
   spec: sqsSpec,
-  create: (o) => new SQSConnector(o),
+  create: (o) => new SQSConnector(codeOptions(o)),
 };
 

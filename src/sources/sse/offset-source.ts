@@ -1,7 +1,9 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
-import { SSEClient, decodeEventData, type SSEStats } from "./client.js";
+import { SSEClient, type SSEStats } from "./client.js";
+import { eventJsonDecoder } from "../core/common.js";
+import { codeOptions, decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
 import { sseSpec, type SSEOptions } from "./spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { CursorMismatchError } from "../core/errors.js";
@@ -25,6 +27,7 @@ export class SSEOffsetSource implements CursorSource {
   private readonly client: SSEClient;
   private readonly closer = new AbortController();
   private cursor: string | undefined;
+  private readonly decoder: PayloadDecoder;
 
   constructor(
     url: string | URL,
@@ -32,6 +35,7 @@ export class SSEOffsetSource implements CursorSource {
   ) {
     this.client = new SSEClient(url, options);
     this.description = `sse ${redactUrl(this.client.url)}`;
+    this.decoder = decoderFrom(options, "source sse", eventJsonDecoder);
   }
 
   async seek(cursor: Cursor | undefined): Promise<void> {
@@ -66,7 +70,10 @@ export class SSEOffsetSource implements CursorSource {
       if (e.invalidUtf8) {
         record = { value: undefined, raw: e.invalidUtf8, decodeError: "event data is not valid UTF-8", position, meta, bytes: e.invalidUtf8.length };
       } else {
-        record = { value: decodeEventData(e.data), raw: e.data, position, meta, bytes: e.data.length };
+        const decoded = this.decoder.decode(e.data, EVENT_DATA);
+        record = "error" in decoded
+          ? { value: undefined, raw: e.data, decodeError: decoded.error, position, meta, bytes: e.data.length }
+          : { value: decoded.value, raw: e.data, position, meta, bytes: e.data.length };
       }
       // Set before the yield: when the sink sees this record, the cursor covers it and nothing after.
       this.cursor = e.lastEventId;
@@ -84,12 +91,14 @@ export class SSEOffsetSource implements CursorSource {
   }
 }
 
+const EVENT_DATA = { name: "event data", missing: "event has no data" };
+
 /** `{ "type": "sse", "url": "...", ... }` */
 export const sseSourceFactory: SourceFactory<typeof sseSpec> = {
   spec: sseSpec,
   create(o) {
     const { url, headers, ...rest } = o;
     // A JSON `headers` object goes to fetch as it is, which sends each value as text.
-    return new SSEOffsetSource(url, { ...rest, headers: headers as Record<string, string> | undefined });
+    return new SSEOffsetSource(url, codeOptions({ ...rest, headers: headers as Record<string, string> | undefined }));
   },
 };

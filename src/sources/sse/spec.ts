@@ -1,5 +1,6 @@
 import { resolveRetry, type RetryInfo, type RetryPolicy } from "../core/backoff.js";
 import type { ComponentSpec, OptionsInput } from "../core/spec.js";
+import { TEXT_DECODE_OPTIONS, type Deserialize } from "../core/decoders/index.js";
 
 export const SSE_DEFAULTS = { stallTimeoutMs: 60_000, drainIdleMs: 2000, drainMaxMs: 300_000, dedupeWindow: 1000, maxEventBytes: 16 * 1024 * 1024 };
 
@@ -36,6 +37,7 @@ export const sseSpec = {
       description: "Skip exact replays (same id, type and data) of the last N events, as servers send after a reconnect. 0 = off.",
     },
     maxEventBytes: { type: "integer", min: 1024, default: SSE_DEFAULTS.maxEventBytes, description: "Longest line or event; longer is a protocol error." },
+    ...TEXT_DECODE_OPTIONS,
   },
   check(o) {
     try {
@@ -51,7 +53,9 @@ export const sseSpec = {
  * The options of SSEConnector and SSEClient (the URL apart): those of `sseSpec`, with `headers`
  * and `retry` typed, and what only code can give.
  */
-export type SSEOptions = Omit<OptionsInput<typeof sseSpec>, "url" | "headers" | "retry"> & {
+export type SSEOptions = Omit<OptionsInput<typeof sseSpec>, "url" | "headers" | "retry" | "deserialize"> & {
+  /** An event-data deserializer of your own (see TEXT_DECODE_OPTIONS); StreamSink sources only. */
+  deserialize?: Deserialize;
   /** Request headers (e.g. Authorization). `Last-Event-ID` is set by the connector. */
   headers?: Record<string, string>;
   /** Reconnect policy: exponential backoff with jitter and a cap. */

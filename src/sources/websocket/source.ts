@@ -1,5 +1,6 @@
 import type { Cursor } from "../../checkpoint/types.js";
-import { decodeEventData } from "../core/common.js";
+import { eventJsonDecoder } from "../core/common.js";
+import { DECODE_OPTIONS, codeOptions, decoderFrom, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
 import { WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./connector.js";
@@ -8,7 +9,8 @@ import type { OptionsInput } from "../core/spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 
 /** The options of WebSocketSource (the URL apart): WebSocketOptions and `drainIdleMs`. */
-export type WebSocketSourceOptions = WebSocketOptions & Pick<OptionsInput<typeof websocketSpec>, "drainIdleMs">;
+export type WebSocketSourceOptions = WebSocketOptions &
+  Pick<OptionsInput<typeof websocketSpec>, "drainIdleMs" | Exclude<keyof typeof DECODE_OPTIONS, "deserialize">> & { deserialize?: Deserialize };
 
 /**
  * A WebSocket feed as a StreamSink source. It has no cursor (always `null`), so it never refuses
@@ -24,6 +26,7 @@ export class WebSocketSource implements CursorSource {
   readonly kind = "cursor" as const;
   readonly description: string;
   private readonly connector: WebSocketConnector;
+  private readonly decoder: PayloadDecoder;
 
   constructor(
     url: string | URL,
@@ -31,6 +34,7 @@ export class WebSocketSource implements CursorSource {
   ) {
     this.connector = new WebSocketConnector(url, options);
     this.description = `websocket ${redactUrl(this.connector.url)}`;
+    this.decoder = decoderFrom(options, "source websocket", eventJsonDecoder);
   }
 
   /** Any stored cursor is accepted and ignored: there is nothing to seek to. */
@@ -47,11 +51,15 @@ export class WebSocketSource implements CursorSource {
       if (m === WS_END || m === WS_IDLE) return;
       const position = { connection: m.connection, seq: m.seq };
       const meta = { binary: m.binary };
-      if (typeof m.data === "string") {
-        yield { value: decodeEventData(m.data), raw: m.data, position, meta, bytes: m.data.length };
-      } else {
-        yield { value: undefined, raw: m.data, decodeError: "binary message is not UTF-8 text", position, meta, bytes: m.data.byteLength };
-      }
+      const bytes = typeof m.data === "string" ? m.data.length : m.data.byteLength;
+      // A binary frame reaches a binary decoder as its bytes (the connector hands UTF-8 ones over as text).
+      const payload = m.binary && typeof m.data === "string" && this.decoder !== eventJsonDecoder ? Buffer.from(m.data, "utf8") : m.data;
+      const pending = this.decoder.prepare?.([payload]);
+      if (pending) await pending;
+      const decoded = this.decoder.decode(payload, typeof payload === "string" ? MESSAGE : BINARY_MESSAGE);
+      yield "error" in decoded
+        ? { value: undefined, raw: rawPayload(this.decoder, payload), decodeError: decoded.error, position, meta, bytes }
+        : { value: decoded.value, raw: m.data, position, meta, bytes };
     }
   }
 
@@ -64,17 +72,20 @@ export class WebSocketSource implements CursorSource {
   }
 }
 
+const MESSAGE = { name: "message", missing: "empty message" };
+const BINARY_MESSAGE = { name: "binary message", missing: "empty message" };
+
 /** `{ "type": "websocket", "url": "wss://...", "subscribeMessage": {...} }` */
 export const websocketSourceFactory: SourceFactory<typeof websocketSpec> = {
   spec: websocketSpec,
   create(o) {
     const { url, headers, subscribeMessages, ...rest } = o;
-    return new WebSocketSource(url, {
+    return new WebSocketSource(url, codeOptions({
       ...rest,
       // A JSON `headers` object goes to the handshake as it is, which sends each value as text.
       headers: headers as Record<string, string> | undefined,
       // websocketSpec.check accepts only a list here.
       subscribeMessages: Array.isArray(subscribeMessages) ? subscribeMessages : undefined,
-    });
+    }));
   },
 };

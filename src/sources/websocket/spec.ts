@@ -1,5 +1,6 @@
 import { resolveRetry, type RetryInfo, type RetryPolicy } from "../core/backoff.js";
 import type { ComponentSpec, OptionsInput } from "../core/spec.js";
+import { DECODE_OPTIONS } from "../core/decoders/index.js";
 
 /**
  * What happens when the receive buffer is full (I5):
@@ -57,6 +58,7 @@ export const websocketSpec = {
       default: 2000,
       description: "`available_now` only (not recommended, see STREAM-004): end the run once no message arrived for this long.",
     },
+    ...DECODE_OPTIONS,
   },
   check(o) {
     try {
@@ -76,7 +78,7 @@ export const websocketSpec = {
  * (see WebSocketSourceOptions), with `headers`, `subscribeMessages` and `retry` typed, and what
  * only code can give.
  */
-export type WebSocketOptions = Omit<OptionsInput<typeof websocketSpec>, "url" | "drainIdleMs" | "headers" | "subscribeMessages" | "retry"> & {
+export type WebSocketOptions = Omit<OptionsInput<typeof websocketSpec>, "url" | "drainIdleMs" | "headers" | "subscribeMessages" | "retry" | keyof typeof DECODE_OPTIONS> & {
   /** Handshake headers (e.g. Authorization). */
   headers?: Record<string, string>;
   /** Several subscribe messages, sent in order after `subscribeMessage`. */
