@@ -7,10 +7,13 @@ import { sleep } from "../../util/wait.js";
 import { fileSpec, type FileSourceOptions } from "./spec.js";
 import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
 import { decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 export type { FileSourceOptions } from "./spec.js";
 
 /** Where a file source stands: the byte offset after the last line read, and that line's number. */
+const FILE_SOURCE_OPTIONS = optionNames<FileSourceOptions>()(["deserialize", "decoder", "chunkBytes", "maxRecordBytes", "onWarning", "idleBackoffMs"]);
+
 export interface FileCursor {
   offset: number;
   line: number;
@@ -62,6 +65,7 @@ export class FileSource implements CursorSource {
     readonly path: string,
     options: FileSourceOptions = {},
   ) {
+    refuseUnknownOptions("FileSource", options, FILE_SOURCE_OPTIONS);
     if (typeof path !== "string" || path === "") throw new ConfigError("path", "expected the path of a JSON-lines file");
     this.description = `file ${path}`;
     this.chunkBytes = options.chunkBytes ?? fileSpec.options.chunkBytes.default;

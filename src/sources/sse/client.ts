@@ -16,6 +16,7 @@ import { SSE_DEFAULTS, type SSEOptions } from "./spec.js";
 import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
 import { LakeLogicError } from "../../errors.js";
 import { errorText, redactText, safeCause, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 export type { SSEEvent } from "./parser.js";
 export type { RetryInfo, RetryPolicy } from "../core/backoff.js";
@@ -372,6 +373,8 @@ export class SSEClient {
   }
 }
 
+const SSE_CONNECTOR_OPTIONS = optionNames<SSEOptions>()(["fetch", "retry", "deserialize", "decoder", "headers", "eventTypes", "stallTimeoutMs", "drainIdleMs", "drainMaxMs", "dedupeWindow", "maxEventBytes", "onRetry", "lastEventId"]);
+
 /**
  * SSE with the iterator API: `for await (const e of new SSEConnector(url).stream())`.
  * For StreamSink use `SSEOffsetSource`, which commits the last event id as the cursor.
@@ -381,6 +384,7 @@ export class SSEConnector implements StreamConnector {
   private readonly closer = new AbortController();
 
   constructor(url: string | URL, options: SSEOptions = {}) {
+    refuseUnknownOptions("SSEConnector", options, SSE_CONNECTOR_OPTIONS);
     this.client = new SSEClient(url, options);
   }
 

@@ -7,8 +7,11 @@ import { codeOptions, decoderFrom, type PayloadDecoder } from "../core/decoders/
 import { sseSpec, type SSEOptions } from "./spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { CursorMismatchError } from "../core/errors.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 export type SSEOffsetSourceOptions = Omit<SSEOptions, "lastEventId">;
+
+const SSE_OFFSET_OPTIONS = optionNames<SSEOffsetSourceOptions>()(["fetch", "retry", "deserialize", "decoder", "headers", "eventTypes", "stallTimeoutMs", "drainIdleMs", "drainMaxMs", "dedupeWindow", "maxEventBytes", "onRetry"]);
 
 /**
  * SSE as a StreamSink source. The cursor is the last event id (a string): after a commit it is
@@ -33,6 +36,7 @@ export class SSEOffsetSource implements CursorSource {
     url: string | URL,
     private readonly options: SSEOffsetSourceOptions = {},
   ) {
+    refuseUnknownOptions("SSEOffsetSource", options, SSE_OFFSET_OPTIONS);
     this.client = new SSEClient(url, options);
     this.description = `sse ${redactUrl(this.client.url)}`;
     this.decoder = decoderFrom(options, "source sse", eventJsonDecoder);

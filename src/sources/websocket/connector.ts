@@ -16,6 +16,7 @@ import { checkUrl, decodeEventData } from "../core/common.js";
 import { OVERFLOW_POLICIES, WS_DEFAULTS, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
 import { errorText, redactText, safeCause, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 export { OVERFLOW_POLICIES, websocketSpec, type OverflowPolicy, type WebSocketOptions } from "./spec.js";
 
@@ -50,6 +51,9 @@ export const WS_IDLE = Symbol("idle");
 type WsModule = { WebSocket: new (url: string, protocols: string[] | undefined, options: ClientOptions) => WsSocket };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The options a WebSocketConnector takes (WebSocketSource passes on only these). */
+export const WEBSOCKET_CONNECTOR_OPTIONS = optionNames<WebSocketOptions>()(["retry", "headers", "onRetry", "subscribeMessage", "subscribeMessages", "protocols", "pingIntervalMs", "maxBuffered", "maxBufferedBytes", "overflow", "maxMessageBytes", "handshakeTimeoutMs"]);
 
 /**
  * WebSocket with the iterator API (`for await (const e of connector.stream())`). It reconnects
@@ -91,6 +95,7 @@ export class WebSocketConnector implements StreamConnector {
     url: string | URL,
     private readonly options: WebSocketOptions = {},
   ) {
+    refuseUnknownOptions("WebSocketConnector", options, WEBSOCKET_CONNECTOR_OPTIONS);
     this.url = checkWsUrl(url);
     this.secrets = [...secretsOfUrl(this.url), ...secretsOfHeaders(options.headers)];
     this.retry = resolveRetry(options.retry);

@@ -3,14 +3,17 @@ import { eventJsonDecoder } from "../core/common.js";
 import { DECODE_OPTIONS, codeOptions, decoderFrom, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
-import { WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./connector.js";
+import { WEBSOCKET_CONNECTOR_OPTIONS, WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./connector.js";
 import { websocketSpec, type WebSocketOptions } from "./spec.js";
 import type { OptionsInput } from "../core/spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
+import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 /** The options of WebSocketSource (the URL apart): WebSocketOptions and `drainIdleMs`. */
 export type WebSocketSourceOptions = WebSocketOptions &
   Pick<OptionsInput<typeof websocketSpec>, "drainIdleMs" | Exclude<keyof typeof DECODE_OPTIONS, "deserialize">> & { deserialize?: Deserialize };
+
+const WEBSOCKET_SOURCE_OPTIONS = optionNames<WebSocketSourceOptions>()(["retry", "headers", "onRetry", "subscribeMessage", "subscribeMessages", "protocols", "pingIntervalMs", "maxBuffered", "maxBufferedBytes", "overflow", "maxMessageBytes", "handshakeTimeoutMs", "deserialize", "decoder", "schemaRegistryUrl", "schemaRegistryAuth", "drainIdleMs"]);
 
 /**
  * A WebSocket feed as a StreamSink source. It has no cursor (always `null`), so it never refuses
@@ -32,7 +35,10 @@ export class WebSocketSource implements CursorSource {
     url: string | URL,
     private readonly options: WebSocketSourceOptions = {},
   ) {
-    this.connector = new WebSocketConnector(url, options);
+    refuseUnknownOptions("WebSocketSource", options, WEBSOCKET_SOURCE_OPTIONS);
+    // The connector refuses options it does not know: hand it only its own.
+    const own = Object.entries(options).filter(([k]) => WEBSOCKET_CONNECTOR_OPTIONS.includes(k));
+    this.connector = new WebSocketConnector(url, Object.fromEntries(own));
     this.description = `websocket ${redactUrl(this.connector.url)}`;
     this.decoder = decoderFrom(options, "source websocket", eventJsonDecoder);
   }
