@@ -1,6 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { StreamWorkflowInput } from "../../workflows/types.js";
+import type { RunMode, StreamWorkflowInput } from "../../workflows/types.js";
+import { checkpointLocationProblem } from "../checkpoint/location.js";
+import { defaultCheckpointKey } from "../contract/index.js";
+import { ConfigError } from "../errors.js";
+import type { Contract } from "../contract/types.js";
+import { streamRunSettings } from "../sources/index.js";
 import { oneOf } from "./args.js";
 import { UsageError } from "./types.js";
 
@@ -31,11 +36,16 @@ export const STREAM_FLAGS = {
   "max-wait-ms": { type: "string" },
   "max-record-bytes": { type: "string" },
   "reset-checkpoint": { type: "boolean" },
+  var: { type: "string", multiple: true },
 } as const;
 
-/** The parsed values of STREAM_FLAGS: strings, and booleans for the switches. */
+/** The parsed values of STREAM_FLAGS: strings, lists for repeatable flags, booleans for the switches. */
 export type StreamFlagValues = {
-  [K in keyof typeof STREAM_FLAGS]?: (typeof STREAM_FLAGS)[K]["type"] extends "boolean" ? boolean : string;
+  [K in keyof typeof STREAM_FLAGS]?: (typeof STREAM_FLAGS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof STREAM_FLAGS)[K]["type"] extends "boolean"
+      ? boolean
+      : string;
 };
 
 export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: the contract's source: block)
@@ -47,7 +57,14 @@ export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: t
       --batch-size N       records per batch
       --max-wait-ms N      cut a batch this long after its first record
       --max-record-bytes N quarantine records larger than this (default 16 MiB)
-      --reset-checkpoint   start over although the lake holds later batches (a lost checkpoint)`;
+      --reset-checkpoint   start over although the lake holds later batches (a lost checkpoint)
+      --var NAME=VALUE     a value for the contract's {NAME} placeholders (repeatable)`;
+
+/** What the contract decides when the flags do not: said once for run, start and schedule. */
+export const CONTRACT_SETTINGS_HELP = `Without flags the contract decides: its trigger (and processing_time) gives the mode and the
+batch interval; a type: stream source also gives batch_size, max_offsets_per_trigger and the
+checkpoint (default: $LAKELOGIC_CHECKPOINT_ROOT/<dataset>, else _checkpoints/<dataset>.sqlite
+beside the contract).`;
 
 function positive(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -68,33 +85,64 @@ export function parseJsonObject(flag: string, text: string): Record<string, unkn
   }
 }
 
+/** `--var name=value` flags as the `vars` of loadContract; undefined when none is given. */
+export function varsOf(flags: readonly string[] | undefined): Record<string, string> | undefined {
+  if (!flags || flags.length === 0) return undefined;
+  const vars: Record<string, string> = {};
+  for (const flag of flags) {
+    const eq = flag.indexOf("=");
+    const name = eq < 0 ? "" : flag.slice(0, eq).trim();
+    if (name === "") throw new UsageError(`--var expects NAME=VALUE (got "${flag}")`);
+    if (Object.hasOwn(vars, name) && vars[name] !== flag.slice(eq + 1)) throw new UsageError(`--var ${name} is given twice with different values`);
+    vars[name] = flag.slice(eq + 1);
+  }
+  return vars;
+}
+
+/** A checkpoint as the workers must see it: a local path made absolute; a URI or keyword kept. */
+function workerCheckpoint(location: string): string {
+  if (location === "target" || /^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location;
+  return resolve(location);
+}
+
 /**
- * The workflow input from a contract path and flags. Paths become absolute, because the
- * workers resolve them, not this shell. Without --source, the contract's source: block is used
- * by the workers (the workflow input then carries it explicitly for visibility).
+ * The workflow input from a contract path, the contract (loaded with the `--var` values) and the
+ * flags, which override what the contract declares (`streamRunSettings`). Paths become absolute,
+ * because the workers resolve them, not this shell. Without --source, the contract's source: block
+ * is used by the workers (the workflow input then carries it explicitly for visibility), its
+ * `env:` references unresolved: each worker resolves them from its own environment.
  */
 export function streamInputOf(
-  contract: string,
+  contractPath: string,
   values: StreamFlagValues,
-  contractSource: Record<string, unknown> | undefined,
-  defaultMode: "available_now" | "continuous",
+  contract: Contract,
+  mode: { fallback: RunMode; fromContract: boolean },
 ): StreamWorkflowInput {
-  const source = values.source ? parseJsonObject("--source", values.source) : contractSource;
+  const settings = streamRunSettings(contract);
+  const source = values.source ? parseJsonObject("--source", values.source) : settings.source;
   if (!source || typeof source.type !== "string") {
     throw new UsageError("give --source '{\"type\": ...}', or a source: block with a type in the contract");
   }
   const input: StreamWorkflowInput = {
-    contract: resolve(contract),
+    contract: resolve(contractPath),
     source: source as StreamWorkflowInput["source"],
-    mode: oneOf("--mode", values.mode, ["available_now", "continuous"] as const, defaultMode),
+    mode: oneOf("--mode", values.mode, ["available_now", "continuous"] as const, (mode.fromContract ? settings.mode : undefined) ?? mode.fallback),
+    // Known here, where the contract was loaded with its vars: the client need not load it again.
+    checkpointKey: values["checkpoint-key"] ?? defaultCheckpointKey(contract),
   };
+  const vars = varsOf(values.var);
+  if (vars) input.vars = vars;
   if (values.engine) input.engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
-  if (values.checkpoint) input.checkpoint = values.checkpoint === "target" ? "target" : resolve(values.checkpoint);
-  if (values["checkpoint-key"]) input.checkpointKey = values["checkpoint-key"];
+  const checkpoint = values.checkpoint ?? settings.checkpoint;
+  if (checkpoint) {
+    const problem = checkpoint === "target" ? undefined : checkpointLocationProblem(checkpoint);
+    if (problem !== undefined) throw new ConfigError("checkpoint", problem);
+    input.checkpoint = workerCheckpoint(checkpoint);
+  }
   if (values["target-path"]) input.targetPath = resolve(values["target-path"]);
-  const batchSize = positive("--batch-size", values["batch-size"]);
+  const batchSize = positive("--batch-size", values["batch-size"]) ?? settings.batchSize;
   if (batchSize) input.batchSize = batchSize;
-  const maxWaitMs = positive("--max-wait-ms", values["max-wait-ms"]);
+  const maxWaitMs = positive("--max-wait-ms", values["max-wait-ms"]) ?? settings.maxWaitMs;
   if (maxWaitMs) input.maxWaitMs = maxWaitMs;
   const maxRecordBytes = positive("--max-record-bytes", values["max-record-bytes"]);
   if (maxRecordBytes) input.maxRecordBytes = maxRecordBytes;

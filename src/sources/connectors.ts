@@ -2,7 +2,7 @@
  * `lakelogic/connectors`: every connector, and `createSource` for JSON source configs.
  * Connector SDKs are optional peer dependencies, loaded only when a connector is used.
  */
-export { createSource, registerSource, sourceSpecs, BUILTIN_SOURCES } from "./registry.js";
+export { assertNoLiteralSecrets, createSource, registerSource, sourceSpecs, BUILTIN_SOURCES } from "./registry.js";
 export { SourceRegistry, type SourceFactory } from "./core/registry.js";
 export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec, type OptionsOf, type OptionsInput } from "./core/spec.js";
 export { fileSourceFactory } from "./file/factory.js";

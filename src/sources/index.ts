@@ -5,6 +5,7 @@ import type { AckSource, CursorSource, Source, StreamConnector } from "./core/ty
 export * from "./core/types.js";
 export { IterableSource, NotReplayableError, connectorSource } from "./iterable/iterable-source.js";
 export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-source.js";
+export { CursorFnSource, type CursorFn, type CursorFnSourceOptions, type ResumableIterable } from "./iterable/cursor-fn-source.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
 export { FileSource, type FileCursor, type FileSourceOptions } from "./file/file-source.js";
 export {
@@ -18,6 +19,7 @@ export {
   SourceClosedError,
   SourceNotStartedError,
 } from "./core/errors.js";
+export { streamRunSettings, streamSourceKind, defaultCheckpoint, type StreamRunSettings } from "./stream/run-settings.js";
 export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/offset-source.js";
 export {
   WatermarkChunkSource,

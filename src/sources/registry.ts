@@ -8,16 +8,20 @@ import type { Source } from "./core/types.js";
 import { eventgridSourceFactory } from "./eventgrid/connector.js";
 import { fileSourceFactory } from "./file/factory.js";
 import { kafkaSourceFactory } from "./kafka/connector.js";
+import { KafkaOffsetSource } from "./kafka/offset-source.js";
 import { pubsubSourceFactory } from "./pubsub/connector.js";
 import { servicebusSourceFactory } from "./servicebus/connector.js";
 import { sqsSourceFactory } from "./sqs/connector.js";
 import { sseSourceFactory } from "./sse/offset-source.js";
+import { streamSourceFactory } from "./stream/factory.js";
 import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
 import { websocketSourceFactory } from "./websocket/source.js";
 
 export const BUILTIN_SOURCES: readonly SourceFactory[] = [
   fileSourceFactory,
   kafkaSourceFactory,
+  // The Python form of a Kafka / Event Hubs source: the kafka source, configured its way.
+  streamSourceFactory((topic, options) => new KafkaOffsetSource(topic, options)),
   sseSourceFactory,
   websocketSourceFactory,
   webhookSourceFactory,
@@ -33,6 +37,14 @@ const registry = new SourceRegistry(BUILTIN_SOURCES);
 /** Build a source from its JSON config (`{ "type": "kafka", ... }`). */
 export function createSource(config: unknown): Promise<Source> {
   return registry.create(config);
+}
+
+/**
+ * Refuse a secret written as a literal into a JSON source config, as `createSource` does, but
+ * without resolving or opening anything: call it before storing the config (a workflow input).
+ */
+export function assertNoLiteralSecrets(config: unknown): void {
+  registry.assertNoLiteralSecrets(config);
 }
 
 /** Add a source type of your own to what `createSource` (and so the CLI and Temporal) accepts. */

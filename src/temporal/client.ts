@@ -8,6 +8,7 @@ import {
 } from "@temporalio/client";
 import { loadContract } from "../contract/index.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
+import { assertNoLiteralSecrets } from "../sources/registry.js";
 import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { DEFAULT_TASK_QUEUE } from "./worker.js";
 
@@ -57,6 +58,8 @@ export class StreamClient {
   }
 
   async start(input: StreamWorkflowInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
+    // The input is kept in the workflow's history: refuse a literal secret before it gets there.
+    assertNoLiteralSecrets(input.source);
     const key = await StreamClient.checkpointKeyOf(input);
     const workflowId = streamWorkflowId(key);
     try {
@@ -110,6 +113,7 @@ export class StreamClient {
    * checkpoint store, not from the previous run's result.
    */
   async createSchedule(name: string, input: StreamWorkflowInput, everyMs: number): Promise<void> {
+    assertNoLiteralSecrets(input.source);
     const key = await StreamClient.checkpointKeyOf(input);
     await this.client.schedule.create({
       scheduleId: name,

@@ -76,12 +76,14 @@ export class StreamRuntime implements BatchRuntime {
     this.spool = new Spool(options.spool);
   }
 
-  contract(path: string): Promise<Contract> {
-    return cached(this.contracts, path, () => loadContract(path));
+  /** The contract a stream runs, loaded with the stream's `vars` (its `{placeholders}`). */
+  contract(spec: Pick<StreamSpec, "contract" | "vars">): Promise<Contract> {
+    const id = JSON.stringify([spec.contract, spec.vars ?? null]);
+    return cached(this.contracts, id, () => loadContract(spec.contract, spec.vars ? { vars: spec.vars } : {}));
   }
 
   async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
-    const contract = await this.contract(spec.contract);
+    const contract = await this.contract(spec);
     const key = spec.checkpointKey ?? `stream::${contract.dataset}`;
     const record = await loadStart(await this.target(spec), key, { resetCheckpoint: spec.resetCheckpoint === true });
     return {
@@ -291,14 +293,14 @@ export class StreamRuntime implements BatchRuntime {
   }
 
   private async validate(spec: StreamSpec, records: readonly SourceRecord[]): Promise<ValidatedBatch> {
-    const contract = await this.contract(spec.contract);
+    const contract = await this.contract(spec);
     const engine = await cached(this.engines, spec.engine ?? "duckdb", () => createEngine(spec.engine ?? "duckdb"));
     return validateRecords(engine, contract, records, recordLimits(spec));
   }
 
   private target(spec: StreamSpec): Promise<StreamTarget> {
-    const id = JSON.stringify([spec.contract, spec.targetPath ?? null, spec.checkpoint ?? null]);
-    return cached(this.targets, id, async () => openTarget(await this.contract(spec.contract), spec));
+    const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.targetPath ?? null, spec.checkpoint ?? null]);
+    return cached(this.targets, id, async () => openTarget(await this.contract(spec), spec));
   }
 }
 

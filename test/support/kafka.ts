@@ -65,6 +65,11 @@ export interface StartKafkaOptions {
   heapMb?: number;
   /** Extra server.properties entries. */
   properties?: Record<string, string>;
+  /**
+   * More users of the SASL_PLAINTEXT + PLAIN listener, `{ name: password }` — e.g.
+   * `{ alice: "…", $ConnectionString: "Endpoint=sb://…" }` for an Event Hubs-style login.
+   */
+  saslUsers?: Record<string, string>;
 }
 
 const PROVISION_HINT = "run `bash scripts/provision-kafka.sh` (fetches the broker from Maven Central; needs Java 17+ and Maven)";
@@ -129,7 +134,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       const port = await freePort();
       const controllerPort = await freePort();
       const saslPort = await freePort();
-      const props = serverProperties(port, controllerPort, saslPort, dataDir, options.properties);
+      const props = serverProperties(port, controllerPort, saslPort, dataDir, options.properties, options.saslUsers);
       const propsFile = join(baseDir, "server.properties");
       await writeFile(propsFile, props);
       if (attempt === 1) {
@@ -234,7 +239,28 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
 const SASL_USER = "lakelogic";
 const SASL_PASSWORD = "lakelogic-test-secret";
 
-function serverProperties(port: number, controllerPort: number, saslPort: number, dataDir: string, extra: Record<string, string> = {}): string {
+/**
+ * The listener's JAAS line: one `user_<name>="<password>"` per user. JAAS quotes and Java
+ * properties escapes are avoided rather than handled: a test picks names and passwords without them.
+ */
+function plainJaas(users: Record<string, string>): string {
+  const entries = Object.entries(users).map(([name, password]) => {
+    if (/["\\\n]/.test(name + password) || !/^[A-Za-z0-9_$.-]+$/.test(name)) {
+      throw new Error(`SASL test user ${JSON.stringify(name)}: names are [A-Za-z0-9_$.-]; passwords hold no quote, backslash or newline`);
+    }
+    return `user_${name}="${password}"`;
+  });
+  return `org.apache.kafka.common.security.plain.PlainLoginModule required ${entries.join(" ")};`;
+}
+
+function serverProperties(
+  port: number,
+  controllerPort: number,
+  saslPort: number,
+  dataDir: string,
+  extra: Record<string, string> = {},
+  saslUsers: Record<string, string> = {},
+): string {
   const props: Record<string, string> = {
     "process.roles": "broker,controller",
     "node.id": "1",
@@ -244,10 +270,9 @@ function serverProperties(port: number, controllerPort: number, saslPort: number
     "controller.listener.names": "CONTROLLER",
     "inter.broker.listener.name": "PLAINTEXT",
     "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-    // SASL/PLAIN on its own listener, one user: proves credentials reach the broker.
+    // SASL/PLAIN on its own listener (JAAS config scoped to it): proves credentials reach the broker.
     "sasl.enabled.mechanisms": "PLAIN",
-    "listener.name.sasl_plaintext.plain.sasl.jaas.config":
-      `org.apache.kafka.common.security.plain.PlainLoginModule required user_${SASL_USER}="${SASL_PASSWORD}";`,
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config": plainJaas({ [SASL_USER]: SASL_PASSWORD, ...saslUsers }),
     "log.dirs": dataDir,
     "num.partitions": "3",
     "auto.create.topics.enable": "false",

@@ -1,11 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createSource } from "../../sources/registry.js";
+import { checkpointLocationProblem } from "../../checkpoint/location.js";
 import { loadContract } from "../../contract/index.js";
 import { ConfigError } from "../../errors.js";
 import { PIPELINE_DEFAULTS } from "../../pipeline/options.js";
 import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
-import { STREAM_FLAGS } from "../temporal-flags.js";
+import type { CommitHooks } from "../../batch/commit.js";
+import { streamRunSettings } from "../../sources/index.js";
+import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, varsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic run CONTRACT [options]
@@ -17,10 +20,11 @@ each batch. A killed run resumes where it stopped.
 Options:
   -s, --source JSON|FILE      source config, e.g. '{"type":"file","path":"events.ndjson"}'
                               (default: the contract's source: block)
-  -m, --mode MODE             available_now | continuous (default: available_now)
+  -m, --mode MODE             available_now | continuous (default: the contract's trigger,
+                              else available_now)
       --engine ENGINE         duckdb | polars (default: duckdb)
-      --checkpoint PATH       SQLite file, "target" or "memory"
-                              (default: <target>/_lakelogic/checkpoints.sqlite)
+      --checkpoint PATH       SQLite file, object-store URI, "target" or "memory" (default: a
+                              type: stream contract's, else <target>/_lakelogic/checkpoints.sqlite)
       --checkpoint-key KEY    default: stream::<dataset>
       --reset-checkpoint      start over from the checkpoint's position even though the lake
                               already holds later batches of this stream (a lost checkpoint)
@@ -29,7 +33,10 @@ Options:
       --max-wait-ms N         cut a batch this long after its first record (default ${PIPELINE_DEFAULTS.maxWaitMs})
       --max-record-bytes N    quarantine records larger than this (default ${PIPELINE_DEFAULTS.maxRecordBytes})
       --max-batches N         stop after N batches
+      --var NAME=VALUE        a value for the contract's {NAME} placeholders (repeatable)
   -h, --help                  show this help
+
+${CONTRACT_SETTINGS_HELP}
 
 On a terminal it shows progress; otherwise it prints one JSON summary line.
 Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
@@ -88,51 +95,64 @@ function summaryLine(summary: StreamRunSummary): string {
 
 export const runCommand: CliCommand = {
   usage,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs(args, {
-      ...STREAM_FLAGS,
-      "max-batches": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    });
-    if (values.help) {
-      io.stdout(usage);
-      return EXIT.ok;
-    }
-    if (positionals.length !== 1) throw new UsageError("expected exactly one CONTRACT path");
-    const contractPath = positionals[0]!;
-    if (!existsSync(contractPath)) throw new UsageError(`contract not found: ${contractPath}`);
-    const mode = oneOf("--mode", values.mode, ["available_now", "continuous"] as const, "available_now");
-    const engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
-
-    const contract = await loadContract(contractPath);
-    const sourceConfig = values.source ? parseSource(values.source) : contract.source;
-    if (!sourceConfig) {
-      throw new ConfigError("source", "give --source, or a source: block in the contract");
-    }
-    const source = await createSource(sourceConfig);
-    const tty = process.stderr.isTTY === true;
-    const progress = tty ? new Progress(io) : undefined;
-    const sink = new StreamSink(contract, source, {
-      engine,
-      checkpoint: values.checkpoint,
-      checkpointKey: values["checkpoint-key"],
-      resetCheckpoint: values["reset-checkpoint"] === true,
-      targetPath: values["target-path"],
-      batchSize: positive("--batch-size", values["batch-size"]),
-      maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]),
-      maxRecordBytes: positive("--max-record-bytes", values["max-record-bytes"]),
-      onBatch: progress ? (b) => progress.update(b) : undefined,
-    });
-    try {
-      const summary = await sink.run(mode, { maxBatches: positive("--max-batches", values["max-batches"]) });
-      progress?.done();
-      io.stdout(summaryLine(summary));
-      return EXIT.ok;
-    } catch (err) {
-      progress?.done();
-      const summary = (err as { summary?: StreamRunSummary }).summary;
-      if (summary) io.stdout(summaryLine(summary));
-      throw err;
-    }
-  },
+  run: (args, io) => runStream(args, io),
 };
+
+/**
+ * `lakelogic run`. `internal.hooks` lets the crash tests stop the command between a batch's
+ * write and its commit; nothing else passes it.
+ */
+export async function runStream(args: string[], io: CliIO, internal: { hooks?: CommitHooks } = {}): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, {
+    ...STREAM_FLAGS,
+    "max-batches": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    io.stdout(usage);
+    return EXIT.ok;
+  }
+  if (positionals.length !== 1) throw new UsageError("expected exactly one CONTRACT path");
+  const contractPath = positionals[0]!;
+  if (!existsSync(contractPath)) throw new UsageError(`contract not found: ${contractPath}`);
+  const engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
+
+  const contract = await loadContract(contractPath, { vars: varsOf(values.var) });
+  // What the contract declares (trigger, batch size, checkpoint, …); the flags override it.
+  const settings = streamRunSettings(contract);
+  const mode = oneOf("--mode", values.mode, ["available_now", "continuous"] as const, settings.mode ?? "available_now");
+  const sourceConfig = values.source ? parseSource(values.source) : settings.source;
+  if (!sourceConfig) {
+    throw new ConfigError("source", "give --source, or a source: block in the contract");
+  }
+  const checkpoint = values.checkpoint ?? settings.checkpoint;
+  // A location no store can open is bad input: refused before anything is read.
+  const problem = checkpoint === undefined || checkpoint === "memory" || checkpoint === "target" ? undefined : checkpointLocationProblem(checkpoint);
+  if (problem !== undefined) throw new ConfigError("checkpoint", problem);
+  const source = await createSource(sourceConfig);
+  const tty = process.stderr.isTTY === true;
+  const progress = tty ? new Progress(io) : undefined;
+  const sink = new StreamSink(contract, source, {
+    engine,
+    checkpoint,
+    checkpointKey: values["checkpoint-key"],
+    resetCheckpoint: values["reset-checkpoint"] === true,
+    targetPath: values["target-path"],
+    batchSize: positive("--batch-size", values["batch-size"]) ?? settings.batchSize,
+    maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]) ?? settings.maxWaitMs,
+    maxRecordBytes: positive("--max-record-bytes", values["max-record-bytes"]),
+    onBatch: progress ? (b) => progress.update(b) : undefined,
+    ...(internal.hooks ? { hooks: internal.hooks } : {}),
+  });
+  try {
+    const summary = await sink.run(mode, { maxBatches: positive("--max-batches", values["max-batches"]) });
+    progress?.done();
+    io.stdout(summaryLine(summary));
+    return EXIT.ok;
+  } catch (err) {
+    progress?.done();
+    const summary = (err as { summary?: StreamRunSummary }).summary;
+    if (summary) io.stdout(summaryLine(summary));
+    throw err;
+  }
+}

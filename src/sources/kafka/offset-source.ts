@@ -10,7 +10,7 @@ import { GroupCommits } from "./group-commit.js";
 import { resolveOptions, type KafkaSourceOptions, type ResolvedKafkaOptions } from "./options.js";
 import { ReadBuffer } from "./read-buffer.js";
 import { Membership } from "./rebalance.js";
-import { sliceBatch } from "./record.js";
+import { prepareValues, sliceBatch } from "./record.js";
 import { SourceBusyError } from "../core/errors.js";
 import { KafkaConnectError } from "./errors.js";
 
@@ -311,6 +311,9 @@ export class KafkaOffsetSource implements CursorSource {
   /** eachBatch: buffer the batch (bounded), then wait for room while heartbeating. */
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
+    // Schemas new to the decoder (decoder: avro / protobuf) are fetched before the batch is decoded.
+    const notReady = await prepareValues(this.options.payloadDecoder, batch.messages);
+    if (notReady) return this.fail(notReady);
     const p = batch.partition;
     const from = this.membership.fetchedTo(p);
     if (
@@ -330,7 +333,7 @@ export class KafkaOffsetSource implements CursorSource {
     }
     this.highWatermarks.set(p, Number(batch.highWatermark));
     const end = this.limit ? (this.limit.get(p) ?? from) : Infinity;
-    const { records, offsets, bytes } = sliceBatch(this.topic, p, batch.messages, from, end);
+    const { records, offsets, bytes } = sliceBatch(this.topic, p, batch.messages, from, end, this.options.payloadDecoder);
     const last = offsets.at(-1);
     let fetchedTo = last !== undefined ? last + 1 : from;
     const batchEnd = Math.min(Number(batch.lastOffset()) + 1, end);

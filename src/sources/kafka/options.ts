@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from "node:tls";
 import { ConfigError } from "../../errors.js";
 import { parseOptions, type ComponentSpec, type OptionsOf } from "../core/spec.js";
+import { DECODE_OPTIONS, decoderFrom, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 
 /** SASL credentials, passed through to kafkajs. */
 export type KafkaSasl =
@@ -42,12 +43,16 @@ export const kafkaSpec = {
     'The cursor is `{ "<topic>:<partition>": nextOffset }`, stored in the checkpoint after each write; a ' +
     "restarted run seeks each partition it is assigned to it (or to the group's offset, if another member got further). The consumer group's offsets are committed after each " +
     "checkpoint commit (auto-commit is off) so lag tools see progress. `available_now` ends at each " +
-    "partition's high watermark taken when the run started. Values are parsed as JSON; a message that is " +
-    "not UTF-8 JSON is quarantined with its bytes (base64), partition, offset and the reason.",
+    "partition's high watermark taken when the run started. Values are decoded by `decoder` (JSON by default); a message that " +
+    "does not decode is quarantined with its bytes (base64), partition, offset and the reason.",
   options: {
     brokers: { type: "string[]", required: true, description: "Bootstrap brokers, `host:port` each (a list or a comma-separated string)." },
     topic: { type: "string", required: true, description: "Topic to read." },
-    groupId: { type: "string", description: "Consumer group id (required unless `consumerGroup` is given)." },
+    groupId: {
+      type: "string",
+      description:
+        "Consumer group id. Default `lakelogic-<topic>`: the offsets that matter live in the checkpoint; the group spreads partitions over members and shows lag. Give every stream reading one topic its own group.",
+    },
     consumerGroup: { type: "string", description: "Alias of `groupId`." },
     autoOffsetReset: {
       type: "string",
@@ -86,6 +91,7 @@ export const kafkaSpec = {
     groupCommitTimeoutMs: { type: "integer", min: 100, default: DEFAULTS.groupCommitTimeoutMs, description: "Stop waiting for one group commit after this long; the next commit catches up." },
     readUncommitted: { type: "boolean", default: DEFAULTS.readUncommitted, description: "Also read records of open and aborted transactions (default: committed only)." },
     logLevel: { type: "string", enum: ["nothing", "error", "warn", "info", "debug"], default: DEFAULTS.logLevel, description: "kafkajs's own logging." },
+    ...DECODE_OPTIONS,
   },
   check: checkOptions,
 } as const satisfies ComponentSpec;
@@ -105,13 +111,17 @@ type CodeOptions = {
   sasl?: KafkaSasl;
   /** Where warnings go (retention gaps, failed group commits). Default `process.emitWarning`. */
   onWarning?: (message: string) => void;
+  /** A value deserializer of your own (see DECODE_OPTIONS). */
+  deserialize?: Deserialize;
 };
 
 /** Options of `new KafkaOffsetSource(topic, options)`: those of `kafkaSpec` (the topic is an argument of its own). */
 export type KafkaSourceOptions = Partial<Omit<SpecOptions, "topic" | keyof CodeOptions>> & CodeOptions;
 
 /** Options after validation and defaults. */
-export type ResolvedKafkaOptions = Omit<SpecOptions, "topic" | "groupId" | "consumerGroup" | "autoOffsetReset" | "fromBeginning" | keyof CodeOptions> & {
+export type ResolvedKafkaOptions = Omit<SpecOptions, "topic" | "groupId" | "consumerGroup" | "autoOffsetReset" | "fromBeginning" | keyof typeof DECODE_OPTIONS | keyof CodeOptions> & {
+  /** Turns each value into a record (`decoder`, `deserialize`). */
+  payloadDecoder: PayloadDecoder;
   brokers: string[];
   groupId: string;
   autoOffsetReset: "earliest" | "latest";
@@ -123,15 +133,14 @@ export type ResolvedKafkaOptions = Omit<SpecOptions, "topic" | "groupId" | "cons
 /** Validate `options` against `kafkaSpec`, resolve the aliases and fill the defaults. */
 export function resolveOptions(topic: string, options: KafkaSourceOptions): { topic: string; options: ResolvedKafkaOptions } {
   if (typeof options !== "object" || options === null) {
-    throw new ConfigError("source kafka", "expected options with at least brokers and groupId");
+    throw new ConfigError("source kafka", "expected options with at least brokers");
   }
   const { onWarning, ...rest } = options;
   const o = parseOptions(kafkaSpec, { ...rest, topic });
   const reset = o.autoOffsetReset ?? (o.fromBeginning === undefined ? DEFAULTS.autoOffsetReset : o.fromBeginning ? "earliest" : "latest");
   const resolved: ResolvedKafkaOptions = {
     brokers: o.brokers,
-    // checkOptions made one of the two required.
-    groupId: (o.groupId ?? o.consumerGroup)!,
+    groupId: o.groupId ?? o.consumerGroup ?? defaultGroupId(o.topic),
     autoOffsetReset: reset,
     clientId: o.clientId,
     // TLS options pass parseOptions as they are; credentials come parsed, with env: references resolved.
@@ -152,22 +161,30 @@ export function resolveOptions(topic: string, options: KafkaSourceOptions): { to
     groupCommitTimeoutMs: o.groupCommitTimeoutMs,
     readUncommitted: o.readUncommitted,
     logLevel: o.logLevel,
+    payloadDecoder: decoderFrom(o, "source kafka"),
     onWarning: onWarning ?? ((message) => process.emitWarning(message, { code: "LAKELOGIC_KAFKA" })),
   };
   return { topic: o.topic, options: resolved };
 }
 
+/**
+ * The consumer group when none is given. Stable across runs, so lag tools follow one group; the
+ * checkpoint, not the group, decides where a run resumes.
+ */
+export function defaultGroupId(topic: string): string {
+  return `lakelogic-${topic}`;
+}
+
 /** A JSON source config (`{ "type": "kafka", ... }`) as the constructor's arguments. */
 export function optionsFromJson(config: Record<string, unknown>): { topic: string; options: KafkaSourceOptions } {
-  const { topic, ssl, sasl, ...rest } = parseOptions(kafkaSpec, config);
-  return { topic, options: { ...rest, ssl: isTls(ssl) ? ssl : undefined, sasl: isSasl(sasl) ? sasl : undefined } };
+  const { topic, ssl, sasl, deserialize, ...rest } = parseOptions(kafkaSpec, config);
+  // JSON holds no function: a `deserialize` here is refused by decoderFrom with its own message.
+  return { topic, options: { ...rest, ssl: isTls(ssl) ? ssl : undefined, sasl: isSasl(sasl) ? sasl : undefined, deserialize: deserialize as Deserialize | undefined } };
 }
 
 function checkOptions(options: Record<string, unknown>): { option: string; message: string } | undefined {
   // parseOptions calls this with the options it parsed, defaults filled.
   const o = options as SpecOptions;
-  const group = o.groupId ?? o.consumerGroup;
-  if (group === undefined) return { option: "groupId", message: "is required (or its alias consumerGroup): the consumer group to read as" };
   if (o.groupId !== undefined && o.consumerGroup !== undefined && o.groupId !== o.consumerGroup) {
     return { option: "consumerGroup", message: `is an alias of groupId but differs from it (${JSON.stringify(o.consumerGroup)} vs ${JSON.stringify(o.groupId)}); give one` };
   }

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { KafkaMessage } from "kafkajs";
-import { decodeBody } from "../core/decode.js";
+import { jsonDecoder, type PayloadDecoder } from "../core/decoders/index.js";
 import type { SourceRecord } from "../core/types.js";
 
 /** Where a Kafka record sits; kept with quarantined rows. */
@@ -18,6 +18,7 @@ export function sliceBatch(
   messages: readonly KafkaMessage[],
   from: number,
   end: number,
+  decoder: PayloadDecoder = jsonDecoder,
 ): { records: SourceRecord[]; offsets: number[]; bytes: number } {
   const records: SourceRecord[] = [];
   const offsets: number[] = [];
@@ -26,15 +27,29 @@ export function sliceBatch(
     const offset = Number(m.offset);
     if (offset < from) continue; // already buffered or yielded (a refetch after a rebalance)
     if (offset >= end) break; // I7: beyond the snapshot, for the next run
-    records.push(toRecord(topic, partition, offset, m));
+    records.push(toRecord(topic, partition, offset, m, decoder));
     offsets.push(offset);
     bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
   }
   return { records, offsets, bytes };
 }
 
-/** One message as a record: its JSON value, or a decode error with the exact bytes (I6). */
-export function toRecord(topic: string, partition: number, offset: number, m: KafkaMessage): SourceRecord {
+/**
+ * Fetch what the decoder needs for a fetched batch (schemas by id, for decoder: avro / protobuf)
+ * before `sliceBatch` decodes it; the error when that failed (the registry is unreachable).
+ */
+export async function prepareValues(decoder: PayloadDecoder, messages: readonly KafkaMessage[]): Promise<Error | undefined> {
+  if (!decoder.prepare) return undefined;
+  try {
+    await decoder.prepare?.(messages.map((m) => m.value));
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/** One message as a record: its decoded value, or a decode error with the exact bytes (I6). */
+export function toRecord(topic: string, partition: number, offset: number, m: KafkaMessage, decoder: PayloadDecoder = jsonDecoder): SourceRecord {
   const position: KafkaPosition = { topic, partition, offset };
   // Topic, partition and offset are in `position`; meta carries the rest of the envelope.
   const meta: Record<string, unknown> = { timestamp: Number(m.timestamp) };
@@ -42,7 +57,7 @@ export function toRecord(topic: string, partition: number, offset: number, m: Ka
   const headers = m.headers;
   if (headers && Object.keys(headers).length > 0) meta.headers = headerStrings(headers);
   const bytes = m.value?.length ?? 0;
-  const decoded = decodeBody(m.value, KAFKA_VALUE);
+  const decoded = decoder.decode(m.value, KAFKA_VALUE);
   if ("error" in decoded) {
     // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or replayed.
     return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta };
