@@ -37,6 +37,8 @@ export interface StreamSpec {
    * the contract. Not secrets: they are part of the workflow's history.
    */
   vars?: Record<string, string>;
+  /** The registry environment (`environments.<name>` of `_system.yaml`) that binds placeholders; default `dev`. */
+  environment?: string;
 }
 
 export interface StreamWorkflowInput extends StreamSpec {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { RunMode, StreamWorkflowInput } from "../../workflows/types.js";
 import { checkpointLocationProblem } from "../checkpoint/location.js";
-import { defaultCheckpointKey } from "../contract/index.js";
+import { defaultCheckpointKey, type LoadContractOptions } from "../contract/index.js";
 import { ConfigError } from "../errors.js";
 import type { Contract } from "../contract/types.js";
 import { streamRunSettings } from "../sources/index.js";
@@ -37,6 +37,7 @@ export const STREAM_FLAGS = {
   "max-record-bytes": { type: "string" },
   "reset-checkpoint": { type: "boolean" },
   var: { type: "string", multiple: true },
+  env: { type: "string" },
 } as const;
 
 /** The parsed values of STREAM_FLAGS: strings, lists for repeatable flags, booleans for the switches. */
@@ -58,7 +59,8 @@ export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: t
       --max-wait-ms N      cut a batch this long after its first record
       --max-record-bytes N quarantine records larger than this (default 16 MiB)
       --reset-checkpoint   start over although the lake holds later batches (a lost checkpoint)
-      --var NAME=VALUE     a value for the contract's {NAME} placeholders (repeatable)`;
+      --var NAME=VALUE     a value for the contract's {NAME} placeholders (repeatable)
+      --env NAME           the environments.<NAME> of _system.yaml that binds placeholders (default dev)`;
 
 /** What the contract decides when the flags do not: said once for run, start and schedule. */
 export const CONTRACT_SETTINGS_HELP = `Without flags the contract decides: its trigger (and processing_time) gives the mode and the
@@ -99,6 +101,13 @@ export function varsOf(flags: readonly string[] | undefined): Record<string, str
   return vars;
 }
 
+/** How to load the contract, from `--var` and `--env`: the same for run, start, schedule and lint. */
+export function contractLoadOptionsOf(values: { var?: readonly string[] | undefined; env?: string | undefined }): LoadContractOptions {
+  const vars = varsOf(values.var);
+  if (values.env !== undefined && values.env.trim() === "") throw new UsageError("--env needs an environment name, e.g. --env prod");
+  return { ...(vars ? { vars } : {}), ...(values.env ? { environment: values.env } : {}) };
+}
+
 /** A checkpoint as the workers must see it: a local path made absolute; a URI or keyword kept. */
 function workerCheckpoint(location: string): string {
   if (location === "target" || /^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location;
@@ -132,6 +141,7 @@ export function streamInputOf(
   };
   const vars = varsOf(values.var);
   if (vars) input.vars = vars;
+  if (values.env) input.environment = values.env;
   if (values.engine) input.engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
   const checkpoint = values.checkpoint ?? settings.checkpoint;
   if (checkpoint) {

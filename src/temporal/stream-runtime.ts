@@ -2,7 +2,7 @@ import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
 import { recordBytes } from "../batch/collect.js";
 import { addCounts, ZERO_COUNTS } from "../batch/commit.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
-import { loadContract } from "../contract/index.js";
+import { loadContract, type LoadContractOptions } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
@@ -77,9 +77,9 @@ export class StreamRuntime implements BatchRuntime {
   }
 
   /** The contract a stream runs, loaded with the stream's `vars` (its `{placeholders}`). */
-  contract(spec: Pick<StreamSpec, "contract" | "vars">): Promise<Contract> {
-    const id = JSON.stringify([spec.contract, spec.vars ?? null]);
-    return cached(this.contracts, id, () => loadContract(spec.contract, spec.vars ? { vars: spec.vars } : {}));
+  contract(spec: Pick<StreamSpec, "contract" | "vars" | "environment">): Promise<Contract> {
+    const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.environment ?? null]);
+    return cached(this.contracts, id, () => loadContract(spec.contract, contractLoadOptions(spec)));
   }
 
   async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
@@ -299,7 +299,7 @@ export class StreamRuntime implements BatchRuntime {
   }
 
   private target(spec: StreamSpec): Promise<StreamTarget> {
-    const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.targetPath ?? null, spec.checkpoint ?? null]);
+    const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.environment ?? null, spec.targetPath ?? null, spec.checkpoint ?? null]);
     return cached(this.targets, id, async () => openTarget(await this.contract(spec), spec));
   }
 }
@@ -320,4 +320,9 @@ function encodeDrainEnd(end: DrainEnd): string | null | undefined {
   if (end === undefined) return undefined;
   if (end.kind === "ack") return encodeCursor({ producedBefore: end.producedBefore });
   return end.end === undefined ? null : encodeCursor(end.end);
+}
+
+/** What the stream's input says about loading its contract: run-time vars and the registry environment. */
+function contractLoadOptions(spec: Pick<StreamSpec, "vars" | "environment">): LoadContractOptions {
+  return { ...(spec.vars ? { vars: spec.vars } : {}), ...(spec.environment ? { environment: spec.environment } : {}) };
 }

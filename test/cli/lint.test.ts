@@ -138,6 +138,18 @@ describe("lakelogic (in-process)", () => {
     expect(r.stderr).toContain("no *.yaml or *.yml files found");
   });
 
+  it("lint: --var fills a placeholder the way the run would get it; --env needs a name", async () => {
+    const file = `${FIXTURES}/placeholder-001-unresolved.yaml`;
+    const without = await run("lint", file, "--format", "json", "--fail-on", "critical");
+    expect(without.code).toBe(1);
+    expect(without.stdout).toContain("PLACEHOLDER-001");
+    const given = await run("lint", file, "--format", "json", "--fail-on", "critical", "--var", "lake_root=/data/lake", "--env", "prod");
+    expect(given.stdout).not.toContain("PLACEHOLDER-001");
+    expect(given.code).toBe(0);
+    expect((await run("lint", file, "--var", "lake_root")).code).toBe(2);
+    expect((await run("lint", file, "--env", " ")).code).toBe(2);
+  });
+
   it("shouldFail implements the --fail-on threshold", () => {
     const f = (severity: Finding["severity"]): Finding => ({ id: "X", severity, file: "f", line: 1, message: "", suggestion: "" });
     expect(shouldFail([f("critical")], "none")).toBe(false);

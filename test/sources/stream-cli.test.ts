@@ -49,7 +49,7 @@ describe("start / schedule: the workflow input from a Python-form contract", () 
   it("carries the contract's settings, the secrets as references and the vars; flags override", async () => {
     const file = write("rides.yaml", STREAM);
     const contract = await loadContract(file);
-    const input = streamInputOf(file, { var: ["region=eu"] }, contract, { fallback: "continuous", fromContract: true });
+    const input = streamInputOf(file, { var: ["region=eu"], env: "prod" }, contract, { fallback: "continuous", fromContract: true });
     expect(input).toMatchObject({
       contract: file,
       mode: "continuous",
@@ -58,6 +58,7 @@ describe("start / schedule: the workflow input from a Python-form contract", () 
       checkpoint: join(tmp, "_checkpoints", "rides.sqlite"),
       checkpointKey: "stream::rides",
       vars: { region: "eu" },
+      environment: "prod",
     });
     const options = input.source["options"] as Record<string, unknown>;
     expect(options).toMatchObject({ sasl_password: "env:KAFKA_PASSWORD", brokers: "env:KAFKA_BROKERS", group_id: "lakelogic-rides" });

@@ -6,6 +6,7 @@ import { RULES } from "../../lint/rules/index.js";
 import { LINT_SEVERITIES, severityRank, type Finding, type LintSeverity } from "../../lint/types.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import { packageInfo } from "../package-info.js";
+import { contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 type FailOn = LintSeverity | "none";
@@ -22,6 +23,8 @@ Options:
       --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:
                         ${FAIL_ON.join(" | ")} (default: none)
   -o, --output FILE     write the report to FILE instead of standard output
+      --var NAME=VALUE  a value for {NAME} placeholders, as the run would get it (repeatable)
+      --env NAME        the environments.<NAME> of _system.yaml that binds placeholders (default dev)
       --list-rules      print the rules (text or json) and exit
   -h, --help            show this help
 
@@ -78,6 +81,8 @@ export const lintCommand: CliCommand = {
       "fail-on": { type: "string" },
       output: { type: "string", short: "o" },
       "list-rules": { type: "boolean" },
+      var: { type: "string", multiple: true },
+      env: { type: "string" },
       help: { type: "boolean", short: "h" },
     });
     if (values.help) {
@@ -101,7 +106,7 @@ export const lintCommand: CliCommand = {
       if (!(await stat(p).catch(() => undefined))) throw new UsageError(`path not found: ${p}`);
     }
 
-    const report = await lintPaths(positionals);
+    const report = await lintPaths(positionals, contractLoadOptionsOf(values));
     if (report.files.length === 0) {
       // Not an error (an empty contracts folder is legal) but worth a line: a typo'd path in CI would pass silently.
       io.stderr(`lakelogic lint: no *.yaml or *.yml files found in ${positionals.join(", ")}\n`);

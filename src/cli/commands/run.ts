@@ -8,7 +8,7 @@ import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/
 import { oneOf, parseCommandArgs } from "../args.js";
 import type { CommitHooks } from "../../batch/commit.js";
 import { streamRunSettings } from "../../sources/index.js";
-import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, varsOf } from "../temporal-flags.js";
+import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic run CONTRACT [options]
@@ -34,6 +34,7 @@ Options:
       --max-record-bytes N    quarantine records larger than this (default ${PIPELINE_DEFAULTS.maxRecordBytes})
       --max-batches N         stop after N batches
       --var NAME=VALUE        a value for the contract's {NAME} placeholders (repeatable)
+      --env NAME              the environments.<NAME> of _system.yaml that binds placeholders (default dev)
   -h, --help                  show this help
 
 ${CONTRACT_SETTINGS_HELP}
@@ -117,7 +118,7 @@ export async function runStream(args: string[], io: CliIO, internal: { hooks?: C
   if (!existsSync(contractPath)) throw new UsageError(`contract not found: ${contractPath}`);
   const engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
 
-  const contract = await loadContract(contractPath, { vars: varsOf(values.var) });
+  const contract = await loadContract(contractPath, contractLoadOptionsOf(values));
   // What the contract declares (trigger, batch size, checkpoint, …); the flags override it.
   const settings = streamRunSettings(contract);
   const mode = oneOf("--mode", values.mode, ["available_now", "continuous"] as const, settings.mode ?? "available_now");

@@ -2,7 +2,7 @@ import { loadContract } from "../../contract/index.js";
 import { ConfigError } from "../../errors.js";
 import { StreamClient, parseDuration } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
-import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf, varsOf } from "../temporal-flags.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const usage = `Usage: lakelogic schedule create NAME CONTRACT --every 15m [options]
@@ -54,7 +54,7 @@ export const scheduleCommand: CliCommand = {
         if (values.mode && values.mode !== "available_now") {
           throw new UsageError("schedules run available_now drains; a continuous stream is started once with lakelogic start");
         }
-        const contract = await loadContract(contractPath, { vars: varsOf(values.var) });
+        const contract = await loadContract(contractPath, contractLoadOptionsOf(values));
         // The schedule is the cadence: each run is a drain, whatever trigger the contract names.
         const input = streamInputOf(contractPath, values, contract, { fallback: "available_now", fromContract: false });
         await client.createSchedule(name, input, everyMs);

@@ -1,7 +1,7 @@
 import { loadContract } from "../../contract/index.js";
 import { StreamClient } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
-import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf, varsOf } from "../temporal-flags.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const usage = `Usage: lakelogic start CONTRACT [options]
@@ -32,7 +32,7 @@ export const startCommand: CliCommand = {
       return EXIT.ok;
     }
     if (positionals.length !== 1) throw new UsageError("expected exactly one CONTRACT path");
-    const contract = await loadContract(positionals[0]!, { vars: varsOf(values.var) });
+    const contract = await loadContract(positionals[0]!, contractLoadOptionsOf(values));
     const input = streamInputOf(positionals[0]!, values, contract, { fallback: "continuous", fromContract: true });
     const client = await StreamClient.connect(connectionOf(values));
     try {
