@@ -90,6 +90,15 @@ export class SQLiteCheckpointStore implements CheckpointStore {
     }
   }
 
+  async foreignCheckpoint(key: string): Promise<number | undefined> {
+    return this.run(`looking for a Python checkpoint of "${key}"`, () => {
+      const table = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stream_checkpoints'").get();
+      if (!table) return undefined;
+      const row = this.db.prepare<[string], { batch_id: number }>("SELECT batch_id FROM stream_checkpoints WHERE key = ?").get(key);
+      return row === undefined ? undefined : Number(row.batch_id);
+    });
+  }
+
   async load(key: string): Promise<CheckpointRecord | undefined> {
     const row = this.run(`loading checkpoint "${key}"`, () => this.selectStmt.get(key));
     return row ? this.fromRow(row) : undefined;

@@ -48,4 +48,10 @@ export interface CheckpointStore {
    * one key in one process then take turns through the same store, whichever object they hold.
    */
   readonly location?: string;
+  /**
+   * The batch id of a checkpoint for `key` that another program wrote beside this store's own
+   * (the Python LakeLogic package's `stream_checkpoints` table in the same SQLite file), which
+   * this store does not read as its own: a stream must not silently start over beside it.
+   */
+  foreignCheckpoint?(key: string): Promise<number | undefined>;
 }

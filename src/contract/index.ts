@@ -1,6 +1,7 @@
 /** Public surface of the contract layer. */
 export { loadContract, parseContract, contractFromObject, defaultCheckpointKey, regexProblem } from "./load.js";
 export type { LoadContractOptions } from "./load.js";
+export { parseProcessingTime, runModeOfTrigger } from "./normalise/trigger.js";
 export { ContractError, formatProblem } from "./errors.js";
 export type { ContractProblem } from "./errors.js";
 export {

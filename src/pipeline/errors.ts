@@ -27,3 +27,25 @@ export class CheckpointLostError extends LakeLogicError {
     );
   }
 }
+
+/**
+ * The checkpoint file holds this stream's checkpoint as the Python LakeLogic package wrote it, and
+ * none of this runtime's: starting from the beginning beside it would read everything again.
+ */
+export class CheckpointForeignError extends LakeLogicError {
+  constructor(
+    readonly key: string,
+    /** The batch the Python checkpoint says was committed last. */
+    readonly pythonBatchId: number,
+    where: string,
+  ) {
+    super(
+      "CHECKPOINT_FOREIGN",
+      `checkpoint "${key}": ${where} holds this stream's checkpoint as the Python LakeLogic package wrote it ` +
+        `(batch ${pythonBatchId}), which is not read on its own: to continue where that stream stopped, run ` +
+        `"lakelogic checkpoint import CONTRACT --from ${where}"; to start over from the source's beginning instead, ` +
+        `pass resetCheckpoint: true (lakelogic run --reset-checkpoint).`,
+      { retriable: false },
+    );
+  }
+}

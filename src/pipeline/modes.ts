@@ -1,24 +1,7 @@
-import type { Trigger } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import type { RunMode, Source } from "../sources/core/types.js";
 
 export const RUN_MODES: readonly RunMode[] = ["available_now", "continuous"];
-
-/**
- * The run mode a contract's trigger asks for: `available_now` and `once` drain and stop;
- * `continuous`, `processing_time` and `micro_batch` keep running. No trigger (or one this
- * runtime does not know) drains: a run that ends is the safer guess than one that never does.
- */
-export function modeOfTrigger(trigger: Trigger | undefined): RunMode {
-  switch (trigger) {
-    case "continuous":
-    case "processing_time":
-    case "micro_batch":
-      return "continuous";
-    default:
-      return "available_now";
-  }
-}
 
 /** `mode` is one of RUN_MODES; a ConfigError naming it otherwise. */
 export function checkRunMode(mode: unknown): RunMode {

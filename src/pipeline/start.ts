@@ -1,5 +1,5 @@
 import type { CheckpointRecord } from "../checkpoint/types.js";
-import { CheckpointLostError } from "./errors.js";
+import { CheckpointForeignError, CheckpointLostError } from "./errors.js";
 import type { StreamTarget } from "./target.js";
 
 export interface StartOptions {
@@ -22,6 +22,10 @@ export interface StartOptions {
  */
 export async function loadStart(target: StreamTarget, key: string, options: StartOptions = {}): Promise<CheckpointRecord | undefined> {
   const stored = await target.store.load(key);
+  if (stored === undefined && !options.resetCheckpoint) {
+    const foreign = await target.store.foreignCheckpoint?.(key);
+    if (foreign !== undefined) throw new CheckpointForeignError(key, foreign, target.store.location ?? "the checkpoint store");
+  }
   if (target.inTarget || !target.lake.lastCommit) return stored;
   const held = await target.lake.lastCommit(key);
   if (!held || held.batchId <= (stored?.batchId ?? 0) + 1) return stored;

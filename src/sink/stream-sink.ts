@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { addCounts, positionOf, ZERO_COUNTS, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
-import { loadContract } from "../contract/index.js";
+import { loadContract, runModeOfTrigger } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineName } from "../engine/types.js";
@@ -16,7 +16,7 @@ import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import { loadStart } from "../pipeline/start.js";
 import { openTarget } from "../pipeline/target.js";
-import { assertSourceServes, checkRunMode, modeOfTrigger, RUN_MODES } from "../pipeline/modes.js";
+import { assertSourceServes, checkRunMode, RUN_MODES } from "../pipeline/modes.js";
 import { CursorFnSource, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
 import type { RunMode, Source, SourceLag } from "../sources/core/types.js";
 import { optionNames, refuseUnknownOptions } from "../sources/core/unknown-options.js";
@@ -137,7 +137,7 @@ export class StreamSink {
     if (runOptions.maxBatches !== undefined) positiveInt("maxBatches", runOptions.maxBatches);
 
     const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
-    mode ??= modeOfTrigger(contract.trigger);
+    mode ??= runModeOfTrigger(contract.trigger);
     const source = this.openSource();
     // Before anything opens: a push source in available_now is refused, not run for a moment.
     assertSourceServes(source, mode);

@@ -7,7 +7,7 @@
  * `stream_checkpoints`, cursor as `json.dumps`, committed_at as ISO 8601 UTC without
  * microseconds), not by the Python package itself, which the test machines do not have.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
@@ -92,6 +92,34 @@ describe("lakelogic checkpoint import", () => {
     expect(record!.committedAt.toISOString()).toBe("2026-03-01T12:00:00.000Z");
     // Python stores the next offset per partition, as the Kafka source here reads it.
     expect(decodeKafkaCursor(record!.cursor, "orders", "kafka orders", "cursor")).toEqual(new Map([[0, 120], [1, 95]]));
+  });
+
+  it("a type: stream contract: a run beside the Python checkpoint refuses to start over; a bare import continues it in place", async () => {
+    const dir = fresh("stream-contract");
+    mkdirSync(join(dir, "_checkpoints"), { recursive: true });
+    const contractPath = join(dir, "rides.yaml");
+    writeFileSync(
+      contractPath,
+      [
+        "dataset: rides",
+        "primary_key: [ride_id]",
+        "source: {type: stream, path: rides, options: {kind: kafka, brokers: 127.0.0.1:9, trigger: available_now}}",
+        "model: {fields: [{name: ride_id, type: long, required: true}]}",
+        `materialization: {strategy: merge, format: duckdb, target_path: ${JSON.stringify(join(dir, "lake"))}}`,
+      ].join("\n"),
+    );
+    // The Python package keeps this contract's checkpoint at _checkpoints/rides.sqlite beside it: where a run here looks too.
+    const beside = join(dir, "_checkpoints", "rides.sqlite");
+    copyFileSync(pythonCheckpoints([{ key: "stream::rides", cursor: { "rides:0": 40 }, batchId: 4 }]), beside);
+
+    const contract = await loadContract(contractPath);
+    const sink = (reset: boolean) => new StreamSink(contract, new IterableSource([{ ride_id: 1 }]), { checkpoint: beside, handleSignals: false, resetCheckpoint: reset });
+    await expect(sink(false).run("available_now")).rejects.toThrow(/holds this stream's checkpoint as the Python LakeLogic package wrote it \(batch 4\).*lakelogic checkpoint import/);
+    expect(await stored(beside, "stream::rides")).toBeUndefined();
+
+    const r = await cli(contractPath);
+    expect(r).toMatchObject({ code: 0, stderr: "" });
+    expect(await stored(beside, "stream::rides")).toMatchObject({ batchId: 4, cursor: { "rides:0": 40 } });
   });
 
   it("lets a stream continue after the Python run's last batch: a count cursor for a replayable iterable", async () => {

@@ -10,7 +10,7 @@ import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
 import { ConfigError } from "../../src/errors.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
-import { modeOfTrigger } from "../../src/pipeline/modes.js";
+import { runModeOfTrigger as modeOfTrigger } from "../../src/contract/index.js";
 import { StreamPipeline } from "../../src/pipeline/pipeline.js";
 import { StreamRunError, StreamSink } from "../../src/sink/index.js";
 import { createSource } from "../../src/sources/registry.js";

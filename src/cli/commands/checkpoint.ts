@@ -6,6 +6,7 @@ import { loadContract } from "../../contract/index.js";
 import type { Contract } from "../../contract/types.js";
 import { ConfigError } from "../../errors.js";
 import { defaultCheckpointPath } from "../../pipeline/lake-option.js";
+import { streamRunSettings } from "../../sources/index.js";
 import {
   CURSOR_KINDS,
   PYTHON_DEFAULT_CHECKPOINT,
@@ -24,8 +25,8 @@ batch id continuing, the last batch's counts, the cursor in this runtime's form.
 stream first. A checkpoint already there at the same or a later batch is left alone unless --force.
 
 Options:
-      --from PATH             the Python checkpoint file
-                              (default: ${PYTHON_DEFAULT_CHECKPOINT})
+      --from PATH             the Python checkpoint file (default: a type: stream
+                              contract's checkpoint, else ${PYTHON_DEFAULT_CHECKPOINT})
       --key KEY               import this key (repeatable); default: stream::<dataset> of
                               CONTRACT, or every key in the file without one
       --checkpoint LOCATION   where to write: a SQLite file (default: the one a run of
@@ -96,7 +97,8 @@ function destination(values: { checkpoint?: string; "target-path"?: string }, co
   }
   if (given !== undefined) return given;
   if (!contract) throw new UsageError("give --checkpoint LOCATION, or a CONTRACT whose default checkpoint file to write");
-  return defaultCheckpointPath(contract, values["target-path"]);
+  // A type: stream contract keeps its checkpoint where the run looks for it (its own, or beside the contract).
+  return streamRunSettings(contract).checkpoint ?? defaultCheckpointPath(contract, values["target-path"]);
 }
 
 async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
@@ -116,12 +118,14 @@ async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
   }
   if (positionals.length > 1) throw new UsageError(`expected at most one CONTRACT; got ${positionals.join(" ")}`);
   const kind = oneOf<CursorKind>("--cursor", values.cursor, CURSOR_KINDS, "auto");
-  const from = values.from ?? PYTHON_DEFAULT_CHECKPOINT;
-  if (!existsSync(from)) throw new UsageError(`--from: no file ${from}`);
   const contractPath = positionals[0];
   if (contractPath !== undefined && !existsSync(contractPath)) throw new UsageError(`contract not found: ${contractPath}`);
   const contract = contractPath === undefined ? undefined : await loadContract(contractPath);
   const where = destination(values, contract);
+  // The Python package keeps a type: stream contract's checkpoint at the same location the run uses.
+  const declared = contract === undefined ? undefined : streamRunSettings(contract).checkpoint;
+  const from = values.from ?? (declared !== undefined && existsSync(declared) ? declared : PYTHON_DEFAULT_CHECKPOINT);
+  if (!existsSync(from)) throw new UsageError(`--from: no file ${from}`);
 
   const rows = readPythonCheckpoints(from);
   const keys = values.key ?? (contract ? [`stream::${contract.dataset}`] : rows.map((r) => r.key));

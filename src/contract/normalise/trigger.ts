@@ -74,3 +74,20 @@ function checkProcessingTime(cx: NormaliseContext, v: unknown, path: YamlPath): 
   if (typeof v === "string" && parseProcessingTime(v) !== undefined) return;
   cx.error(path, `found ${JSON.stringify(v)}`, 'an interval such as "30 seconds" or 30s');
 }
+
+/**
+ * The run a contract's trigger asks for: `available_now` and `once` drain and stop;
+ * `continuous`, `processing_time` and `micro_batch` keep running. No trigger, or one this runtime
+ * does not know (lint names it), drains, as in the Python package: a run that ends is the safer
+ * guess than one that never does.
+ */
+export function runModeOfTrigger(trigger: string | undefined): "available_now" | "continuous" {
+  switch (trigger) {
+    case "continuous":
+    case "processing_time":
+    case "micro_batch":
+      return "continuous";
+    default:
+      return "available_now";
+  }
+}

@@ -5,7 +5,7 @@
  * resolved by the process that creates the source.
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { parseProcessingTime } from "../../contract/normalise/trigger.js";
+import { parseProcessingTime, runModeOfTrigger } from "../../contract/normalise/trigger.js";
 import type { Contract } from "../../contract/types.js";
 import { ConfigError } from "../../errors.js";
 import { parseOptions, type ComponentSpec, type Environment } from "../core/spec.js";
@@ -26,13 +26,6 @@ export interface StreamRunSettings {
   source?: { type: string; [option: string]: unknown };
 }
 
-const TRIGGER_MODES: Readonly<Record<string, RunMode>> = {
-  available_now: "available_now",
-  once: "available_now",
-  continuous: "continuous",
-  processing_time: "continuous",
-  micro_batch: "continuous",
-};
 
 const runnerSpec = {
   type: "stream",
@@ -60,7 +53,7 @@ export function streamSourceKind(source: unknown): "kafka" | "eventhubs" | undef
 /** The run settings `contract` declares. `env` supplies `LAKELOGIC_CHECKPOINT_ROOT` and `env:` references of run options. */
 export function streamRunSettings(contract: Contract, env: Environment = process.env): StreamRunSettings {
   const out: StreamRunSettings = {};
-  if (contract.trigger !== undefined) out.mode = modeOf(contract.trigger);
+  if (contract.trigger !== undefined) out.mode = runModeOfTrigger(contract.trigger);
   const source = contract.source;
   const isStream = isObj(source) && source.type.toLowerCase() === "stream";
   const runner = isStream ? parseOptions(runnerSpec, runnerOptionsOf(source), env) : {};
@@ -73,14 +66,6 @@ export function streamRunSettings(contract: Contract, env: Environment = process
   }
   if (source) out.source = withGroup(source, contract.dataset);
   return out;
-}
-
-function modeOf(trigger: string): RunMode {
-  const mode = TRIGGER_MODES[trigger];
-  if (mode === undefined) {
-    throw new ConfigError("trigger", `"${trigger}" is not a trigger a run can follow; expected one of ${Object.keys(TRIGGER_MODES).join(", ")}`);
-  }
-  return mode;
 }
 
 function intervalMs(text: string): number {
