@@ -45,3 +45,4 @@ export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease }
 export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorOptions, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub/connector.js";
 export { ServiceBusConnector, servicebusSpec, servicebusSourceFactory, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus/connector.js";
 export { EventGridConnector, eventgridSpec, eventgridSourceFactory, type EventGridConnectorOptions, type EventGridAckToken, type EventGridEventMeta } from "./eventgrid/connector.js";
+export { SchemaRegistryError, DECODER_NAMES, type DecoderName, type Deserialize, type PayloadDecoder } from "./core/decoders/index.js";

@@ -76,7 +76,9 @@ class Progress {
     const pct = b.progress === undefined ? "" : ` ${(b.progress * 100).toFixed(1).padStart(5)}% ${bar(b.progress)}`;
     this.io.stderr(
       `\r${pct} ${this.records.toLocaleString("en")} records · ${rate.toLocaleString("en")}/s · ` +
-        `good ${b.totals.goodCount.toLocaleString("en")} · quarantined ${b.totals.badCount.toLocaleString("en")} · batch ${b.batchId}   `,
+        `good ${b.totals.goodCount.toLocaleString("en")} · quarantined ${b.totals.badCount.toLocaleString("en")}` +
+        (b.totals.supersededCount > 0 ? ` · superseded ${b.totals.supersededCount.toLocaleString("en")}` : "") +
+        ` · batch ${b.batchId}   `,
     );
   }
 

@@ -1,4 +1,5 @@
-import { ConfigError, MissingDependencyError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
+import { loadPeer } from "../../util/peer.js";
 import { didYouMean } from "../../contract/suggest.js";
 import { literalSecrets } from "./secret-literal.js";
 
@@ -266,14 +267,6 @@ export function renderSpecMarkdown(spec: ComponentSpec): string {
 }
 
 /** Import an optional peer dependency, or say exactly what to install. */
-export async function requirePeer<T>(packageName: string, feature: string): Promise<T> {
-  try {
-    return (await import(packageName)) as T;
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
-      throw new MissingDependencyError(packageName, feature, { cause: err });
-    }
-    throw err;
-  }
+export function requirePeer<T>(packageName: string, feature: string): Promise<T> {
+  return loadPeer<T>(packageName, feature);
 }
