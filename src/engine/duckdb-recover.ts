@@ -2,9 +2,9 @@
  * What the DuckDB engine does when a batch's statement throws. The normal path is one
  * statement; this runs only after it failed, so it may take a few more:
  *
- * 1. each sql rule over the batch under TRY: the rows on which it gives NULL are rows on which
- *    the rule threw. Each is confirmed, and its message obtained, by evaluating the rule on that
- *    record alone; those records become bad rows (see isolate.ts) and the rest is validated again;
+ * 1. each sql rule alone over the batch, halving the slices on which it throws down to single
+ *    records, each with its own message; those records become bad rows (see isolate.ts) and the
+ *    rest is validated again;
  * 2. when no rule throws (or the rest still fails), the statement without its dataset measures,
  *    then each measure alone: a measure that throws is reported as its rule failing.
  *
@@ -14,7 +14,7 @@ import type { DuckDBConnection } from "../util/duckdb.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { batchPayload, buildStatement } from "./duckdb-sql.js";
 import { encodeBatch, type EncodedBatch } from "./encode.js";
-import { addPoison, engineMessage, evaluationFailure, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
+import { addPoison, engineMessage, evaluationFailure, throwingRows, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
 import type { Plan } from "./plan-types.js";
 import type { ValidationResult } from "./types.js";
 
@@ -37,7 +37,7 @@ export async function recoverBatch(
   failure: unknown,
 ): Promise<ValidationResult> {
   const plan = cx.plan;
-  const poison = await poisonRows(cx, records, enc, payload);
+  const poison = await poisonRows(cx, records, enc);
   if (poison.size === 0) return assemble(records, plan, enc, await withoutFailingMeasures(cx, payload, failure));
   const { rest, origin } = withoutPoison(records, poison);
   const restEnc = encodeBatch(rest, plan);
@@ -54,33 +54,31 @@ export async function recoverBatch(
   return withPoisonRows(records, poison, origin, assemble(rest, plan, restEnc, out));
 }
 
-/** The records on which a sql rule throws, each with the rules that throw on it and their messages. */
-async function poisonRows(cx: RecoverContext, records: readonly unknown[], enc: EncodedBatch, payload: string): Promise<PoisonRows> {
+/**
+ * The records on which a sql rule throws, each with the rules that throw on it and their messages:
+ * found by halving (throwingRows), each slice evaluated with the rule alone. Not with TRY over the
+ * batch: DuckDB's row-by-row fallback of TRY has crashed the process here (a segmentation fault
+ * under load), and a crash is worse than a few more statements on a batch that already failed.
+ */
+async function poisonRows(cx: RecoverContext, records: readonly unknown[], enc: EncodedBatch): Promise<PoisonRows> {
   const { conn, plan } = cx;
   const poison: PoisonRows = new Map();
   for (const check of plan.checks) {
     const rule = check.rule;
     if (rule?.kind !== "sql") continue;
-    let positions: number[];
-    try {
-      const found = await conn.runAndReadAll(buildStatement(plan, { probe: rule.sql, probeErrors: true }), [payload]);
-      positions = found.getRows().map((row) => Number(row[0]));
-    } catch {
-      // TRY refuses some expressions (volatile functions): this rule is not looked into.
-      continue;
-    }
-    if (positions.length === 0) continue;
     const alone = await conn.prepare(buildStatement(plan, { probe: rule.sql }));
     try {
-      for (const pos of positions) {
-        const index = enc.index[pos]!;
-        alone.bindVarchar(1, await batchPayload(plan, encodeBatch([records[index]], plan)));
+      const throws = async (offset: number, length: number): Promise<unknown> => {
+        const slice = Array.from(enc.index.subarray(offset, offset + length), (index) => records[index]);
+        alone.bindVarchar(1, await batchPayload(plan, encodeBatch(slice, plan)));
         try {
           await alone.run();
+          return undefined;
         } catch (err) {
-          addPoison(poison, index, evaluationFailure(check.ruleId, err));
+          return err ?? new Error("failed");
         }
-      }
+      };
+      for (const { position, error } of await throwingRows(enc.n, throws)) addPoison(poison, enc.index[position]!, evaluationFailure(check.ruleId, error));
     } finally {
       alone.destroySync();
     }

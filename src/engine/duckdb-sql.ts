@@ -142,11 +142,6 @@ export async function batchPayload(plan: Plan, enc: EncodedBatch, pause?: () => 
 export interface StatementOptions {
   /** Instead of validating: the sql rule over the typed columns, one row per batch row. */
   probe?: string;
-  /**
-   * With `probe`: the positions (`__ll_i`) of the rows on which the rule throws, and only those
-   * (TRY gives NULL on them; the rule spelt as `sqlRule` is never NULL otherwise).
-   */
-  probeErrors?: boolean;
   /** Add the merge's keys to the summary (keyedTarget). */
   keys?: boolean;
   /** `false`: no dataset measures (`ds` is empty); a number: only that dataset rule's measure, as the one value selected. */
@@ -172,7 +167,7 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
     plan.layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
     const rule = toSql({ op: "sqlRule", sql: probe });
     const from = `s${plan.layers.length}`;
-    return `WITH ${ctes.join(",\n")}\n` + (options.probeErrors ? `SELECT __ll_i FROM ${from} WHERE TRY(${rule}) IS NULL` : `SELECT ${rule} FROM ${from}`);
+    return `WITH ${ctes.join(",\n")}\n` + `SELECT ${rule} FROM ${from}`;
   }
   // The failure list is spelt only for bad rows (below), not computed for every row.
   const post = plan.postLayers.map((l) => ({ columns: l.columns.filter(([n]) => n !== FAIL_COL) }));

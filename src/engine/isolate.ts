@@ -74,3 +74,29 @@ export function withPoisonRows(records: readonly unknown[], poison: PoisonRows, 
   // Forwarded, not read: the rows may be built only when asked for.
   return defineLazy(out, "good", () => res.good);
 }
+
+/**
+ * The positions in `[0, length)` on which `throws` fails when given them alone, each with its own
+ * error, found by halving: a slice on which it throws is split until single rows remain. Poison
+ * rows are rare, so this costs a few evaluations per poison row. `throws(offset, length)` returns
+ * the error evaluating that slice raised, or undefined. Positions come out in ascending order.
+ */
+export async function throwingRows(
+  length: number,
+  throws: (offset: number, length: number) => unknown,
+): Promise<Array<{ position: number; error: unknown }>> {
+  const found: Array<{ position: number; error: unknown }> = [];
+  const pending: Array<[offset: number, length: number]> = length > 0 ? [[0, length]] : [];
+  while (pending.length > 0) {
+    const [offset, n] = pending.pop()!;
+    const error: unknown = await throws(offset, n);
+    if (error === undefined) continue;
+    if (n === 1) found.push({ position: offset, error });
+    else {
+      const half = Math.ceil(n / 2);
+      // Later half first: rows come off the stack in arrival order.
+      pending.push([offset + half, n - half], [offset, half]);
+    }
+  }
+  return found;
+}

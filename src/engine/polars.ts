@@ -12,7 +12,7 @@ import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { inlineStaged, stageComposite } from "./composite.js";
 import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
-import { addPoison, engineMessage, evaluationFailure, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
+import { addPoison, engineMessage, evaluationFailure, throwingRows, withoutPoison, withPoisonRows, type PoisonRows } from "./isolate.js";
 import { polarsMeasure } from "./dataset-measure.js";
 import { compilePlan } from "./plan.js";
 import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
@@ -212,12 +212,12 @@ export class PolarsEngine implements Engine {
   async validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
     if (this.closed) throw new Error("engine is closed");
     const c = this.compile(contract);
-    const result = this.validateBatch(records, c);
+    const result = await this.validateBatch(records, c);
     await this.releaseFrames();
     return result;
   }
 
-  private validateBatch(records: readonly unknown[], c: Compiled): ValidationResult {
+  private async validateBatch(records: readonly unknown[], c: Compiled): Promise<ValidationResult> {
     const enc = encodeBatch(records, c.plan);
     if (enc.n === 0) return assemble(records, c.plan, enc, emptyOutput(c.plan));
     let out: EngineOutput;
@@ -226,7 +226,7 @@ export class PolarsEngine implements Engine {
     } catch (err) {
       // A rule that throws on some value: set those rows aside rather than fail the batch
       // (which a retry would fail the same way). Anything else is thrown as before.
-      const poison = this.poisonRows(c, records, enc);
+      const poison = await this.poisonRows(c, records, enc);
       if (poison.size === 0) throw err;
       const { rest, origin } = withoutPoison(records, poison);
       const restEnc = encodeBatch(rest, c.plan);
@@ -242,11 +242,10 @@ export class PolarsEngine implements Engine {
   }
 
   /**
-   * The records on which a sql rule throws. Polars fails a whole column at once, so the rows are
-   * found by halving: a slice on which the rule throws is split until single rows remain, and
-   * each row's own error is its message.
+   * The records on which a sql rule throws, found by halving (throwingRows): Polars fails a
+   * whole column at once, so each row's own error is its message.
    */
-  private poisonRows(c: Compiled, records: readonly unknown[], enc: EncodedBatch): PoisonRows {
+  private async poisonRows(c: Compiled, records: readonly unknown[], enc: EncodedBatch): Promise<PoisonRows> {
     const pl = this.pl;
     const poison: PoisonRows = new Map();
     let typed: DataFrame;
@@ -268,17 +267,8 @@ export class PolarsEngine implements Engine {
           return err ?? new Error("failed");
         }
       };
-      const pending: Array<[offset: number, length: number]> = [[0, typed.height]];
-      while (pending.length > 0) {
-        const [offset, length] = pending.pop()!;
-        const err = throws(offset, length);
-        if (err === undefined) continue;
-        if (length === 1) addPoison(poison, enc.index[positions[offset]!]!, evaluationFailure(check.ruleId, err));
-        else {
-          const half = Math.ceil(length / 2);
-          // Later half first: rows come off the stack in arrival order.
-          pending.push([offset + half, length - half], [offset, half]);
-        }
+      for (const { position, error } of await throwingRows(typed.height, throws)) {
+        addPoison(poison, enc.index[positions[position]!]!, evaluationFailure(check.ruleId, error));
       }
     }
     return poison;
