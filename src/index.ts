@@ -30,6 +30,8 @@ export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, Writ
 // Checkpoints
 export { SQLiteCheckpointStore } from "./checkpoint/sqlite.js";
 export { MemoryCheckpointStore } from "./checkpoint/memory.js";
+export { ObjectStoreCheckpointStore } from "./checkpoint/object-store.js";
+export { openCheckpointLocation, checkpointLocationProblem, SUPPORTED_LOCATIONS } from "./checkpoint/location.js";
 export { CheckpointConflictError } from "./checkpoint/errors.js";
 export { CheckpointLostError } from "./pipeline/errors.js";
 export { encodeCursor, decodeCursor } from "./checkpoint/codec.js";

@@ -143,9 +143,15 @@ describe("loadContract inputs", () => {
   });
 
   it("reports text-only problems at <contract>:line:col", async () => {
-    await expect(loadContract("dataset: d\nmaterialization: {strategy: upsert}\n")).rejects.toThrow(
-      /^<contract>:2:19 materialization\.strategy: unknown strategy 'upsert'/,
+    await expect(loadContract("dataset: d\nmaterialization: {strategy: replace}\n")).rejects.toThrow(
+      /^<contract>:2:19 materialization\.strategy: unknown strategy 'replace'/,
     );
+  });
+
+  it("runs the Python package's upsert as merge, and says so", async () => {
+    const c = await loadContract("dataset: d\nprimary_key: [id]\nmaterialization: {strategy: upsert}\n");
+    expect(c.materialization.strategy).toBe("merge");
+    expect(c.warnings).toContainEqual(expect.objectContaining({ code: "derived", message: expect.stringMatching(/upsert runs as merge/) }));
   });
 
   it("reads one line of YAML that happens to end in .yaml as text", async () => {

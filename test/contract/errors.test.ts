@@ -56,7 +56,7 @@ describe("ContractError", () => {
   it("collects every problem, sorted by position, one per line of the message", () => {
     const yaml = `dataset: d
 materialization:
-  strategy: upsert
+  strategy: replace
 model:
   fields:
     - name: a
@@ -74,7 +74,7 @@ quality:
       [11, 7, "quality.row_rules[0].not_nul"],
     ]);
     expect(e.message.split("\n")).toEqual([
-      "x.yaml:3:3 materialization.strategy: unknown strategy 'upsert'; expected append, merge, overwrite or scd2",
+      "x.yaml:3:3 materialization.strategy: unknown strategy 'replace'; expected append, merge, overwrite or scd2",
       expect.stringMatching(/^x\.yaml:7:7 model\.fields\[0\]\.type: unknown type 'integr' \(did you mean integer\?\); expected string, integer/),
       "x.yaml:8:7 model.fields[1].type: missing required key 'type'; expected a type: string, integer, double, decimal, boolean, date, timestamp or json",
       expect.stringMatching(/^x\.yaml:11:7 quality\.row_rules\[0\]\.not_nul: unknown rule kind 'not_nul' \(did you mean not_null\?\)/),

@@ -24,7 +24,11 @@ export function readMaterialization(cx: NormaliseContext, data: Obj, dataset: st
   if (given !== undefined) {
     const t = given.trim().toLowerCase();
     if ((STRATEGIES as readonly string[]).includes(t)) strategy = t as Strategy;
-    else cx.error([...path, "strategy"], unknownChoice("strategy", given, didYouMean(t, STRATEGIES)), "append, merge, overwrite or scd2");
+    else if (t === "upsert") {
+      // The Python package treats upsert as a keyed write like merge: the same here, said once.
+      strategy = "merge";
+      cx.warn([...path, "strategy"], "strategy upsert runs as merge (insert new keys, replace existing ones)", "derived");
+    } else cx.error([...path, "strategy"], unknownChoice("strategy", given, didYouMean(t, STRATEGIES)), "append, merge, overwrite or scd2");
   }
   const fmt = readFormat(cx, m["format"], [...path, "format"], "duckdb");
   const table =
