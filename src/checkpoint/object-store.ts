@@ -78,6 +78,45 @@ export class ObjectStoreCheckpointStore implements CheckpointStore {
     );
   }
 
+  /**
+   * Write `record` whatever batch the key is at (an imported checkpoint continues a count this
+   * store never saw), still conditionally: over the version read just before, so a run that
+   * commits meanwhile is not overwritten unseen.
+   */
+  async overwrite(record: CheckpointRecord): Promise<void> {
+    const bytes = encodeRecord(record);
+    const seen = await this.read(record.key);
+    const written = await this.backend.write(objectName(record.key), bytes, seen.version);
+    if (written === "conflict") {
+      throw new CheckpointStoreError(this.location, `writing "${record.key}": the checkpoint object changed while it was being replaced; nothing was written, try again`, {
+        code: "CHECKPOINT_CONTENDED",
+        retriable: true,
+      });
+    }
+    this.seen.set(record.key, { record: decodeRecord(bytes, record.key, this.location), version: written.version, bytes });
+  }
+
+  /** The Python LakeLogic package's object for `key` at this location, as it wrote it (JSON), if any. */
+  async pythonCheckpoint(key: string): Promise<Record<string, unknown> | undefined> {
+    const name = pythonObjectName(key);
+    if (name === objectName(key)) return undefined; // one name for both: that object is read as this store's own
+    const got = await this.backend.read(name);
+    if (!got) return undefined;
+    try {
+      const body: unknown = JSON.parse(new TextDecoder().decode(got.bytes));
+      if (typeof body === "object" && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+    } catch {
+      // fall through: not the Python package's object after all
+    }
+    return undefined;
+  }
+
+  async foreignCheckpoint(key: string): Promise<number | undefined> {
+    const body = await this.pythonCheckpoint(key);
+    const batch = Number(body?.["batch_id"]);
+    return body !== undefined && Number.isSafeInteger(batch) ? batch : undefined;
+  }
+
   async close(): Promise<void> {
     this.seen.clear();
     await this.backend.close();
@@ -105,6 +144,11 @@ export function objectName(key: string): string {
     out += /[A-Za-z0-9._~:-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }
   return `${out}.json`;
+}
+
+/** The Python package's object name for a key: every character but letters, digits and `-_.` as `_`. */
+export function pythonObjectName(key: string): string {
+  return `${[...key].map((c) => (/^[\p{L}\p{N}._-]$/u.test(c) ? c : "_")).join("")}.json`;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -1,4 +1,11 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { loadContract } from "../../src/contract/index.js";
+import { StreamSink } from "../../src/sink/index.js";
+import { IterableSource } from "../../src/sources/index.js";
 import { CheckpointStoreError } from "../../src/checkpoint/errors.js";
 import { openCheckpointLocation } from "../../src/checkpoint/location.js";
 import { objectPath } from "../../src/checkpoint/object-backend.js";
@@ -57,6 +64,29 @@ describe.skipIf(!s3)("S3 checkpoint location on moto", () => {
     expect((err as CheckpointStoreError).code).toBe("CHECKPOINT_STORE_UNAVAILABLE");
     expect((err as CheckpointStoreError).retriable).toBe(true);
     expect((err as Error).message).toContain(`s3://${BUCKET}/down`);
+    await store.close();
+  });
+
+  it("a Python LakeLogic checkpoint at the location: a run refuses to start over beside it; checkpoint import continues it", async () => {
+    const raw = await openS3Backend(BUCKET, "", `s3://${BUCKET}`);
+    // As the Python package writes it: <prefix>/<key, unsafe characters as _>.json
+    const body = { cursor: { "orders:0": 41 }, batch_id: 6, committed_at: "2026-03-01T12:00:00+00:00", source_count: 10, good_count: 9, bad_count: 1 };
+    await raw.write(objectPath("from-python", "stream__orders.json"), new TextEncoder().encode(JSON.stringify(body)), "absent");
+    await raw.close();
+    const location = `s3://${BUCKET}/from-python`;
+
+    const contract = await loadContract(resolve("examples", "orders.yaml"));
+    const sink = new StreamSink(contract, new IterableSource([]), { checkpoint: location, targetPath: mkdtempSync(join(tmpdir(), "ll-s3-py-")), handleSignals: false });
+    await expect(sink.run("available_now")).rejects.toThrow(/batch 6\).*lakelogic checkpoint import CONTRACT --from s3:\/\/lakelogic-checkpoints\/from-python/);
+
+    let out = "";
+    const code = await main(["checkpoint", "import", "--from", location, "--checkpoint", location, "--key", "stream::orders", "--cursor", "kafka"], {
+      stdout: (t) => void (out += t),
+      stderr: (t) => void (out += t),
+    });
+    expect({ code, out }).toMatchObject({ code: 0, out: expect.stringMatching(/^imported stream::orders: batch 6/) });
+    const store = await openCheckpointLocation(location);
+    expect(await store.load("stream::orders")).toMatchObject({ batchId: 6, cursor: { "orders:0": 41 }, totals: { sourceCount: 10, goodCount: 9, badCount: 1 } });
     await store.close();
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { encodeCursor } from "../../checkpoint/codec.js";
 import { openCheckpointLocation } from "../../checkpoint/location.js";
+import { ObjectStoreCheckpointStore } from "../../checkpoint/object-store.js";
 import type { CheckpointRecord, CheckpointStore } from "../../checkpoint/types.js";
 import { loadContract } from "../../contract/index.js";
 import type { Contract } from "../../contract/types.js";
@@ -13,6 +14,7 @@ import {
   convertPythonCheckpoint,
   readPythonCheckpoints,
   type CursorKind,
+  type PythonCheckpointRow,
 } from "../../pipeline/python-checkpoint.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
@@ -90,6 +92,39 @@ function show(step: Step): string {
   return `${record.key}: batch ${record.batchId}, cursor ${cursor.length > 160 ? `${cursor.slice(0, 157)}...` : cursor}${was}`;
 }
 
+const isUri = (location: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(location);
+
+/**
+ * The Python package's checkpoints of `keys` in an object store: one JSON object per key
+ * (`<prefix>/<key with unsafe characters as _>.json`). An object store cannot be listed here, so
+ * the keys must be known (from CONTRACT or --key).
+ */
+async function readPythonObjects(location: string, keys: readonly string[] | undefined): Promise<PythonCheckpointRow[]> {
+  if (keys === undefined) throw new UsageError(`--from ${location}: name the stream (CONTRACT or --key KEY); an object store is not listed`);
+  const store = await openCheckpointLocation(location);
+  try {
+    if (!(store instanceof ObjectStoreCheckpointStore)) throw new UsageError(`--from ${location}: expected a SQLite file or an object-store location`);
+    const rows: PythonCheckpointRow[] = [];
+    for (const key of keys) {
+      const body = await store.pythonCheckpoint(key);
+      if (body === undefined) continue;
+      const count = (name: string): number | null => (typeof body[name] === "number" ? (body[name]) : null);
+      rows.push({
+        key,
+        cursorJson: JSON.stringify(body["cursor"] ?? null),
+        batchId: Number(body["batch_id"] ?? 0),
+        committedAt: typeof body["committed_at"] === "string" ? body["committed_at"] : null,
+        sourceCount: count("source_count"),
+        goodCount: count("good_count"),
+        badCount: count("bad_count"),
+      });
+    }
+    return rows;
+  } finally {
+    await store.close();
+  }
+}
+
 function destination(values: { checkpoint?: string; "target-path"?: string }, contract: Contract | undefined): string {
   const given = values.checkpoint;
   if (given === "target" || given === "memory") {
@@ -124,11 +159,12 @@ async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
   const where = destination(values, contract);
   // The Python package keeps a type: stream contract's checkpoint at the same location the run uses.
   const declared = contract === undefined ? undefined : streamRunSettings(contract).checkpoint;
-  const from = values.from ?? (declared !== undefined && existsSync(declared) ? declared : PYTHON_DEFAULT_CHECKPOINT);
-  if (!existsSync(from)) throw new UsageError(`--from: no file ${from}`);
+  const from = values.from ?? (declared !== undefined && (isUri(declared) || existsSync(declared)) ? declared : PYTHON_DEFAULT_CHECKPOINT);
+  if (!isUri(from) && !existsSync(from)) throw new UsageError(`--from: no file ${from}`);
 
-  const rows = readPythonCheckpoints(from);
-  const keys = values.key ?? (contract ? [`stream::${contract.dataset}`] : rows.map((r) => r.key));
+  const wanted = values.key ?? (contract ? [`stream::${contract.dataset}`] : undefined);
+  const rows = isUri(from) ? await readPythonObjects(from, wanted) : readPythonCheckpoints(from);
+  const keys = wanted ?? rows.map((r) => r.key);
   const missing = keys.filter((k) => !rows.some((r) => r.key === k));
   if (missing.length > 0) {
     const held = rows.length === 0 ? "none" : rows.map((r) => r.key).join(", ");
@@ -159,7 +195,7 @@ async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
     if (stuck) {
       throw new ConfigError(
         "--checkpoint",
-        `${where} cannot take an imported checkpoint at batch ${stuck.record.batchId} (this store only commits batch after batch); import into a SQLite file`,
+        `${where} cannot take an imported checkpoint at batch ${stuck.record.batchId} (this store only commits batch after batch); import into a SQLite file or an object store`,
       );
     }
     const verb = { import: "imported", replace: "replaced", unchanged: "unchanged", refuse: "refused" } as const;
