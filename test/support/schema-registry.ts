@@ -24,7 +24,7 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { delay, freePort, logTail } from "./proc.js";
+import { delay, freePort, logTail, stopProcess } from "./proc.js";
 
 export const APICURIO_VERSION = process.env.APICURIO_VERSION ?? "2.6.13.Final";
 const PROVISION_HINT = "run `bash scripts/provision-schema-registry.sh` (fetches Apicurio Registry from Maven Central; needs Java 17 and Maven)";
@@ -137,14 +137,8 @@ function running(child: ChildProcess, url: string, port: number, baseDir: string
     stop() {
       stopping ??= (async () => {
         process.removeListener("exit", onExit);
-        if (child.exitCode === null && child.signalCode === null) {
-          child.ref();
-          const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-          child.kill("SIGTERM");
-          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-          await exited;
-          clearTimeout(timer);
-        }
+        child.ref();
+        await stopProcess(child, 10_000);
         watchdog?.kill("SIGKILL");
         await rm(baseDir, { recursive: true, force: true });
       })();

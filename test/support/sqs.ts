@@ -30,7 +30,7 @@ import {
   ListQueuesCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { delay, freePort, logTail } from "./proc.js";
+import { delay, freePort, logTail, stopProcess } from "./proc.js";
 
 export const ELASTICMQ_VERSION = process.env.ELASTICMQ_VERSION ?? "1.6.14";
 const PROVISION_HINT = "run `bash scripts/provision-sqs.sh` (fetches ElasticMQ from Maven Central; needs Java and Maven)";
@@ -168,14 +168,8 @@ export async function startSqs(options: StartSqsOptions = {}): Promise<SqsServer
         stopping ??= (async () => {
           process.removeListener("exit", onExit);
           client.destroy();
-          if (child.exitCode === null && child.signalCode === null) {
-            child.ref();
-            const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-            child.kill("SIGTERM");
-            const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-            await exited;
-            clearTimeout(timer);
-          }
+          child.ref();
+          await stopProcess(child, 10_000);
           watchdog?.kill("SIGKILL");
           await rm(baseDir, { recursive: true, force: true });
         })();
