@@ -45,13 +45,24 @@ export function quarantinePathDir(target: string, table: string): string {
   return basename(dir) === table ? dir : join(dir, table);
 }
 
-const FORMATS: readonly string[] = ["duckdb", "parquet"];
+/** The formats this runtime's lake writes. */
+export const LAKE_FORMATS: readonly string[] = ["duckdb", "parquet"];
+const FORMATS = LAKE_FORMATS;
 const STRATEGIES: readonly string[] = ["append", "merge", "overwrite", "scd2"];
 const FIELD_TYPES: readonly string[] = ["string", "integer", "double", "decimal", "boolean", "date", "timestamp", "json"];
 
 /** Validate the contract's materialization and quarantine settings, up front and with names. */
 export function resolveLakeConfig(contract: Contract, options: { targetPath?: string } = {}): LakeConfig {
   const m = contract.materialization;
+  if (m.declaredFormat !== undefined) {
+    // The loader kept a fallback format; writing it would put the rows somewhere the contract does not say.
+    throw new ConfigError(
+      "materialization.format",
+      `"${m.declaredFormat}" is not a format this runtime's engines write (duckdb, parquet): the rows would land in ` +
+        `another format than the contract declares, where its readers would not look. Write materialization.format: ` +
+        `duckdb or parquet for this runtime, and keep the ${m.declaredFormat} contract for an engine that writes it`,
+    );
+  }
   const format = String(m.format ?? "duckdb");
   if (!FORMATS.includes(format)) {
     throw new ConfigError("materialization.format", `unknown format "${format}"; expected one of ${FORMATS.join(", ")}`);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { parseContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
 import { ConfigError } from "../../src/errors.js";
 import { openLake, resolveLakeConfig } from "../../src/lake/index.js";
@@ -43,6 +44,14 @@ describe("lake configuration is checked up front", () => {
     const s = makeContract();
     (s.materialization as { strategy: string }).strategy = "upsert";
     expect((await configError(s)).option).toBe("materialization.strategy");
+  });
+
+  it("a format the contract declares but no engine here writes (delta) is refused, never written as another format", async () => {
+    const c = parseContract("dataset: d\nprimary_key: [id]\nmodel: {fields: [{name: id, type: long}]}\nmaterialization: {strategy: merge, format: delta}\n");
+    expect(c.materialization.declaredFormat).toBe("delta");
+    const err = await configError(c);
+    expect(err.option).toBe("materialization.format");
+    expect(err.message).toMatch(/"delta" is not a format this runtime's engines write \(duckdb, parquet\)/);
   });
 
   it("a primary key must be a declared field", async () => {

@@ -1,5 +1,6 @@
 import type { LintRule } from "../types.js";
 import { checkpoint001 } from "./checkpoint-001.js";
+import { format001 } from "./format-001.js";
 import { name001 } from "./name-001.js";
 import { name002 } from "./name-002.js";
 import { parse000 } from "./parse-000.js";
@@ -27,6 +28,7 @@ export const RULES: readonly LintRule[] = [
   secret001,
   placeholder001,
   checkpoint001,
+  format001,
 ];
 
 export function findRule(id: string): LintRule | undefined {
