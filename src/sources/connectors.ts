@@ -6,6 +6,9 @@ export { assertNoLiteralSecrets, createSource, registerSource, sourceSpecs, BUIL
 export { SourceRegistry, type SourceFactory } from "./core/registry.js";
 export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec, type OptionsOf, type OptionsInput } from "./core/spec.js";
 export { fileSourceFactory } from "./file/factory.js";
+// PostgreSQL keyset backfill from a JSON config (pg is an optional peer, loaded on first query).
+export { postgresSourceFactory } from "./watermark/factory.js";
+export { postgresSpec } from "./watermark/spec.js";
 
 // Kafka (cursor = per-partition offsets; kafkajs is an optional peer, loaded on first use).
 export {

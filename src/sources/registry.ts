@@ -13,6 +13,7 @@ import { pubsubSourceFactory } from "./pubsub/connector.js";
 import { servicebusSourceFactory } from "./servicebus/connector.js";
 import { sqsSourceFactory } from "./sqs/connector.js";
 import { sseSourceFactory } from "./sse/offset-source.js";
+import { postgresSourceFactory } from "./watermark/factory.js";
 import { streamSourceFactory } from "./stream/factory.js";
 import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
 import { websocketSourceFactory } from "./websocket/source.js";
@@ -30,6 +31,7 @@ export const BUILTIN_SOURCES: readonly SourceFactory[] = [
   pubsubSourceFactory,
   servicebusSourceFactory,
   eventgridSourceFactory,
+  postgresSourceFactory,
 ];
 
 const registry = new SourceRegistry(BUILTIN_SOURCES);

@@ -1,6 +1,7 @@
 import { ConfigError } from "../../errors.js";
 import { quoteIdent as quoteSqlIdent } from "../../util/sql-text.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
+import { subqueryOf } from "./query-text.js";
 import {
   WatermarkChunkSource,
   type FetchChunk,
@@ -19,7 +20,9 @@ export interface SqlQueryable {
 
 export interface PostgresChunkFetcherOptions {
   /** Table name, or `{ schema, name }`. Quoted as identifiers, never spliced in as SQL. */
-  table: string | { schema: string; name: string };
+  table?: string | { schema: string; name: string };
+  /** Instead of `table`: a SELECT whose rows are paged, as a subquery (see `subqueryOf`). */
+  query?: string;
   watermarkColumn: string;
   /** Usually the primary key. Omit only when the watermark column itself is unique. */
   tieBreakerColumn?: string;
@@ -28,7 +31,7 @@ export interface PostgresChunkFetcherOptions {
 }
 
 /** The option names, for the refusal of unknown ones (the compiler keeps the lists complete). */
-const FETCHER_OPTIONS = optionNames<PostgresChunkFetcherOptions>()(["table", "watermarkColumn", "tieBreakerColumn", "columns"]);
+const FETCHER_OPTIONS = optionNames<PostgresChunkFetcherOptions>()(["table", "query", "watermarkColumn", "tieBreakerColumn", "columns"]);
 
 export interface PostgresChunkFetcher {
   fetchChunk: FetchChunk;
@@ -61,10 +64,13 @@ export function quoteIdent(name: string): string {
 export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChunkFetcherOptions): PostgresChunkFetcher {
   if (!client || typeof client.query !== "function") throw new ConfigError("client", "expected an object with query(text, values)");
   refuseUnknownOptions("postgresChunkFetcher", options, FETCHER_OPTIONS);
+  if ((options.table === undefined) === (options.query === undefined)) throw new ConfigError("table", 'expected one of "table" and "query"');
   const table =
-    typeof options.table === "string"
-      ? quoteIdent(options.table)
-      : `${quoteIdent(options.table.schema)}.${quoteIdent(options.table.name)}`;
+    options.query !== undefined
+      ? subqueryOf(options.query)
+      : typeof options.table === "string"
+        ? quoteIdent(options.table)
+        : `${quoteIdent(options.table!.schema)}.${quoteIdent(options.table!.name)}`;
   const wmName = options.watermarkColumn;
   const tbName = options.tieBreakerColumn;
   const wm = quoteIdent(wmName);
@@ -122,6 +128,7 @@ export type PostgresWatermarkSourceOptions = PostgresChunkFetcherOptions &
 
 const SOURCE_OPTIONS = optionNames<PostgresWatermarkSourceOptions>()([
   "table",
+  "query",
   "watermarkColumn",
   "tieBreakerColumn",
   "columns",
@@ -141,14 +148,15 @@ const SOURCE_OPTIONS = optionNames<PostgresWatermarkSourceOptions>()([
  */
 export function postgresWatermarkSource(client: SqlQueryable, options: PostgresWatermarkSourceOptions): WatermarkChunkSource {
   refuseUnknownOptions("postgresWatermarkSource", options, SOURCE_OPTIONS);
-  const { table, watermarkColumn, tieBreakerColumn, columns, ...rest } = options;
+  const { table, query, watermarkColumn, tieBreakerColumn, columns, ...rest } = options;
   const fetcher = postgresChunkFetcher(client, {
-    table,
+    ...(table !== undefined ? { table } : {}),
+    ...(query !== undefined ? { query } : {}),
     watermarkColumn,
     ...(tieBreakerColumn !== undefined ? { tieBreakerColumn } : {}),
     ...(columns !== undefined ? { columns } : {}),
   });
-  const name = typeof table === "string" ? table : `${table.schema}.${table.name}`;
+  const name = table === undefined ? "query" : typeof table === "string" ? table : `${table.schema}.${table.name}`;
   return new WatermarkChunkSource(fetcher.fetchChunk, {
     description: `postgres ${name}`,
     ...rest,
