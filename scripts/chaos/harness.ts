@@ -1,0 +1,231 @@
+/**
+ * The chaos harness: for every (source × runtime) cell a known stream is produced, its consumer is
+ * SIGKILLed at random moments (seeded) and at the hook point between write and commit, restarted,
+ * and finally left to drain; then every stream is audited. See docs/guarantees.md, "Chaos".
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { delay } from "../../test/support/proc.js";
+import { mulberry32 } from "../../test/support/random.js";
+import { startTemporal, type TemporalServer } from "../../test/support/temporal.js";
+import { auditStream, loadCheckpoint, type StreamAudit } from "./check.js";
+import { CHAOS_CONTRACT, makeDataset, type Dataset } from "./dataset.js";
+import { sinkLife, type SinkPlan } from "./sink-life.js";
+import { startDriver, type LoadedStream, type SourceDriver, type SourceKind } from "./sources.js";
+import { startTemporalCell, type TemporalCell } from "./temporal-cell.js";
+
+export const RUNTIMES = ["sink", "temporal"] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+export interface ChaosOptions {
+  kills: number;
+  seed: number;
+  sources: SourceKind[];
+  runtimes: Runtime[];
+  /** Distinct keys per stream; default grows with the kills per stream. */
+  keys?: number;
+  log?: (line: string) => void;
+}
+
+interface Tally {
+  kills: number;
+  killsAtHook: number;
+  streams: number;
+  lost: number;
+  duplicated: number;
+}
+
+export interface ChaosReport {
+  seed: number;
+  kills: number;
+  killsAtHook: number;
+  /** Kills asked for but not spent because every stream had already drained. */
+  unspentKills: number;
+  byRuntime: Record<string, Tally>;
+  bySource: Record<string, Tally>;
+  lost: number;
+  duplicated: number;
+  quarantineMismatch: number;
+  reconciled: boolean;
+  /** Batches written but not committed when a consumer died (redone after the restart); measured where writes are announced (StreamSink). */
+  maxBatchesReplayedPerCrash: number;
+  streams: Array<{ source: SourceKind; runtime: Runtime; produced: number; poison: number; kills: number } & Omit<StreamAudit, "totals"> & { totals: StreamAudit["totals"] }>;
+}
+
+/** Small batches: more write→commit windows per second of stream, so each kill costs little data. */
+const SINK_BATCH = 20;
+const TEMPORAL_BATCH = 20;
+
+interface Cell {
+  source: SourceKind;
+  runtime: Runtime;
+  dir: string;
+  contract: string;
+  lake: string;
+  checkpoint: string;
+  /** Per cell: a Temporal stream's workflow id derives from it, and is unique per server. */
+  key: string;
+  data: Dataset;
+  loaded: LoadedStream;
+  temporal?: TemporalCell;
+  kills: number;
+  killsAtHook: number;
+  drained: boolean;
+}
+
+function sinkArgs(c: Cell): string[] {
+  return [c.contract, "--source", JSON.stringify(c.loaded.source), "--checkpoint", c.checkpoint, "--checkpoint-key", c.key, "--target-path", c.lake, "--batch-size", String(SINK_BATCH), "--max-wait-ms", "1000", "--mode", "available_now"];
+}
+
+/** One kill of a StreamSink cell; returns the batches it left written but uncommitted. */
+async function killSink(c: Cell, rand: () => number): Promise<number> {
+  // Every third kill of a cell lands at the hook point for sure; the others where chance puts them.
+  const pick = c.kills % 3 === 1 ? 0.5 : rand();
+  const plan: SinkPlan =
+    pick < 0.2
+      ? { kill: "delay", ms: Math.floor(rand() * 800) }
+      : pick < 0.6
+        ? { kill: "afterWrite", n: 1 + Math.floor(rand() * 5) }
+        : { kill: "midStream", ms: Math.floor(rand() * 300) };
+  const life = await sinkLife(sinkArgs(c), c.loaded.env, plan);
+  if (life.killed) {
+    c.kills++;
+    if (life.atHook) c.killsAtHook++;
+    const committed = (await loadCheckpoint(c.checkpoint, c.key))?.batchId ?? 0;
+    return Math.max(0, life.maxWritten - committed);
+  }
+  if (life.exitCode === 0) c.drained = true;
+  else throw new Error(`${c.source}/sink: the consumer failed on its own (exit ${life.exitCode}):\n${life.output}`);
+  return 0;
+}
+
+async function drainSink(c: Cell): Promise<void> {
+  for (let run = 0; run < 30; run++) {
+    const life = await sinkLife(sinkArgs(c), c.loaded.env, { kill: "none" });
+    if (life.exitCode !== 0) throw new Error(`${c.source}/sink: the final run failed (exit ${life.exitCode}):\n${life.output}`);
+    // A queue run ends on an empty receive while a killed life's lease may still hide messages.
+    if (!c.loaded.remaining || (await c.loaded.remaining()) === 0) return;
+    await delay(1000);
+  }
+  throw new Error(`${c.source}/sink: the queue still holds unacknowledged messages after 30 runs`);
+}
+
+async function makeCell(source: SourceKind, runtime: Runtime, driver: SourceDriver, keys: number, root: string): Promise<Cell> {
+  const dir = join(root, `${source}-${runtime}`);
+  mkdirSync(dir, { recursive: true });
+  const contract = join(dir, "chaos.yaml");
+  writeFileSync(contract, CHAOS_CONTRACT);
+  const data = makeDataset(keys, driver.text);
+  const loaded = await driver.load(`${source}_${runtime}`, dir, data);
+  return { source, runtime, dir, contract, lake: join(dir, "lake"), checkpoint: join(dir, "checkpoints.sqlite"), key: `stream::chaos-${source}-${runtime}`, data, loaded, kills: 0, killsAtHook: 0, drained: false };
+}
+
+async function startTemporalCells(cells: Cell[], temporal: TemporalServer): Promise<void> {
+  for (const c of cells.filter((x) => x.runtime === "temporal")) {
+    // Workers inherit this process's environment (a source's secret references resolve there).
+    Object.assign(process.env, c.loaded.env);
+    c.temporal = await startTemporalCell(temporal.address, `chaos-${c.source}`, {
+      contract: c.contract,
+      source: c.loaded.source as { type: string },
+      mode: "available_now",
+      checkpointKey: c.key,
+      targetPath: c.lake,
+      checkpoint: c.checkpoint,
+      batchSize: TEMPORAL_BATCH,
+      maxWaitMs: 1000,
+      // Notice a dead worker within seconds, not minutes.
+      timeouts: { scheduleToStartMs: 3000, heartbeatMs: 4000, idleFetchMs: 1000 },
+    });
+  }
+}
+
+function tally(report: Record<string, Tally>, name: string, c: Cell, a: StreamAudit): void {
+  const t = (report[name] ??= { kills: 0, killsAtHook: 0, streams: 0, lost: 0, duplicated: 0 });
+  t.kills += c.kills;
+  t.killsAtHook += c.killsAtHook;
+  t.streams++;
+  t.lost += a.lost;
+  t.duplicated += a.duplicated;
+}
+
+async function killLoop(cells: Cell[], kills: number, rand: () => number, log: (l: string) => void): Promise<number> {
+  let spent = 0;
+  let maxReplayed = 0;
+  let turn = 0;
+  while (spent < kills && cells.some((c) => !c.drained)) {
+    const c = cells[turn++ % cells.length]!;
+    if (c.drained) continue;
+    const before = c.kills;
+    if (c.runtime === "sink") maxReplayed = Math.max(maxReplayed, await killSink(c, rand));
+    else if (await c.temporal!.killAfter(Math.floor(rand() * 3000))) c.kills++;
+    else c.drained = true;
+    spent += c.kills - before;
+    if (c.kills > before) {
+      const at = (await loadCheckpoint(c.checkpoint, c.key))?.totals.sourceCount ?? 0;
+      log(`[chaos] kill ${spent}/${kills}: ${c.source}/${c.runtime} at ${at}/${c.data.items.length} records`);
+    }
+  }
+  return maxReplayed;
+}
+
+export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  const log = o.log ?? ((l: string) => void process.stderr.write(l + "\n"));
+  const rand = mulberry32(o.seed);
+  const root = mkdtempSync(join(tmpdir(), "ll-chaos-"));
+  const drivers = new Map<SourceKind, SourceDriver>();
+  let temporal: TemporalServer | undefined;
+  const cells: Cell[] = [];
+  try {
+    for (const s of o.sources) drivers.set(s, await startDriver(s));
+    if (o.runtimes.includes("temporal")) temporal = await startTemporal();
+    const perCell = Math.ceil(o.kills / Math.max(1, o.sources.length * o.runtimes.length));
+    // Up to ~500 records of progress per kill (measured): enough that kills, not data, run out.
+    // A Temporal worker commits faster once warm, and a life of up to 3 s moves it further.
+    const keysFor = (r: Runtime) => o.keys ?? 500 + (r === "sink" ? 300 : 600) * perCell;
+    for (const s of o.sources) for (const r of o.runtimes) cells.push(await makeCell(s, r, drivers.get(s)!, keysFor(r), root));
+    if (temporal) await startTemporalCells(cells, temporal);
+    const maxReplayed = await killLoop(cells, o.kills, rand, log);
+    log("[chaos] kills spent; draining every stream");
+    for (const c of cells) await (c.runtime === "sink" ? drainSink(c) : c.temporal!.drain(c.loaded.remaining));
+    // A worker keeps the DuckDB lake open: stop them before the audit reads it.
+    for (const c of cells) await c.temporal?.close();
+    return await report(o, cells, maxReplayed);
+  } finally {
+    for (const c of cells) await c.temporal?.close().catch(() => undefined);
+    await temporal?.stop();
+    for (const d of drivers.values()) await d.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function report(o: ChaosOptions, cells: Cell[], maxReplayed: number): Promise<ChaosReport> {
+  const r: ChaosReport = {
+    seed: o.seed,
+    kills: 0,
+    killsAtHook: 0,
+    unspentKills: 0,
+    byRuntime: {},
+    bySource: {},
+    lost: 0,
+    duplicated: 0,
+    quarantineMismatch: 0,
+    reconciled: true,
+    maxBatchesReplayedPerCrash: maxReplayed,
+    streams: [],
+  };
+  for (const c of cells) {
+    const a = await auditStream({ ...c, exactTotals: c.loaded.exactTotals, ordered: c.loaded.ordered });
+    r.kills += c.kills;
+    r.killsAtHook += c.killsAtHook;
+    r.lost += a.lost;
+    r.duplicated += a.duplicated;
+    r.quarantineMismatch += a.quarantineMismatch;
+    r.reconciled &&= a.reconciled;
+    tally(r.byRuntime, c.runtime, c, a);
+    tally(r.bySource, c.source, c, a);
+    r.streams.push({ source: c.source, runtime: c.runtime, produced: c.data.items.length, poison: c.data.poisonTags.size, kills: c.kills, ...a });
+  }
+  r.unspentKills = Math.max(0, o.kills - r.kills);
+  return r;
+}

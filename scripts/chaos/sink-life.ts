@@ -1,0 +1,71 @@
+/**
+ * One life of a StreamSink consumer (`lakelogic run` in a child process) under the chaos
+ * harness: started, then SIGKILLed as its plan says — after a random delay, or right after its
+ * n-th write (before that batch's commit) — or left to finish.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const childScript = fileURLToPath(new URL("../../test/crash/chaos-run-child.ts", import.meta.url));
+
+/**
+ * `delay`: from the spawn (start-up, opening, the first reads); `midStream`: that long after the
+ * first write, wherever the run then is; `afterWrite`: right after the n-th write, before its commit.
+ */
+export type SinkPlan = { kill: "delay"; ms: number } | { kill: "midStream"; ms: number } | { kill: "afterWrite"; n: number } | { kill: "none" };
+
+export interface SinkLife {
+  killed: boolean;
+  exitCode: number | null;
+  /** Highest batch id this life announced as written. */
+  maxWritten: number;
+  /** The kill landed between a write and its commit (the hook point). */
+  atHook: boolean;
+  output: string;
+}
+
+export function sinkLife(args: string[], env: Record<string, string>, plan: SinkPlan): Promise<SinkLife> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), childScript, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env, ...(plan.kill === "afterWrite" ? { LL_HANG_ON_WRITE: String(plan.n) } : {}) },
+    });
+    let output = "";
+    let pending = "";
+    let maxWritten = 0;
+    let writes = 0;
+    let killed = false;
+    let atHook = false;
+    const kill = () => {
+      if (killed || child.exitCode !== null) return;
+      killed = true;
+      child.kill("SIGKILL");
+    };
+    let timer = plan.kill === "delay" ? setTimeout(kill, plan.ms) : undefined;
+    child.stdout.on("data", (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000);
+      pending += chunk.toString();
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      for (const line of lines) {
+        const m = /^written (\d+)$/.exec(line);
+        if (!m) continue;
+        writes++;
+        if (plan.kill === "midStream" && writes === 1) timer = setTimeout(kill, plan.ms);
+        maxWritten = Math.max(maxWritten, Number(m[1]));
+        if (plan.kill === "afterWrite" && writes === plan.n && !killed) {
+          atHook = true;
+          kill();
+        }
+      }
+    });
+    child.stderr.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
+    child.on("error", reject);
+    child.on("exit", (exitCode, signal) => {
+      if (timer) clearTimeout(timer);
+      // A kill that raced a normal exit did not happen: the signal decides.
+      const died = killed && signal === "SIGKILL";
+      resolve({ killed: died, exitCode, maxWritten, atHook: atHook && died, output });
+    });
+  });
+}
