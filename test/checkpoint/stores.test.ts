@@ -5,22 +5,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
 import { MemoryCheckpointStore } from "../../src/checkpoint/memory.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
-import type { CheckpointRecord, CheckpointStore } from "../../src/checkpoint/types.js";
+import type { CheckpointStore } from "../../src/checkpoint/types.js";
+import { record } from "./conformance.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ll-ckpt-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function record(batchId: number, cursor: unknown, writerId = "w1", key = "orders"): CheckpointRecord {
-  return {
-    key,
-    cursor,
-    batchId,
-    committedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, batchId)),
-    batch: { sourceCount: 10, goodCount: 9, badCount: 1, supersededCount: 0 },
-    totals: { sourceCount: 10 * batchId, goodCount: 9 * batchId, badCount: batchId, supersededCount: 0 },
-    writerId,
-  };
-}
 
 const stores: Array<[string, () => CheckpointStore]> = [
   ["memory", () => new MemoryCheckpointStore()],

@@ -27,7 +27,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import kafkajs from "kafkajs";
-import { delay, freePort, logTail, timedOut, withTimeout } from "./proc.js";
+import { delay, freePort, javaBinary, logTail, startWatchdog, timedOut, withTimeout } from "./proc.js";
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -319,12 +319,6 @@ const LOG4J2_YAML = `Configuration:
         level: INFO
 `;
 
-function javaBinary(): string {
-  const home = process.env.JAVA_HOME;
-  if (home && existsSync(join(home, "bin", "java"))) return join(home, "bin", "java");
-  return "java";
-}
-
 async function spawnJava(java: string, args: string[], logPath: string): Promise<ChildProcess> {
   const log = await open(logPath, "a");
   try {
@@ -349,15 +343,6 @@ async function runJava(java: string, args: string[], logPath: string, timeoutMs:
     throw new Error(`java ${args.find((a) => a.startsWith("kafka.")) ?? ""} did not finish within ${timeoutMs} ms`);
   }
   return result;
-}
-
-/** Kills the JVM (and removes its dir) if this process disappears without cleaning up. */
-function startWatchdog(javaPid: number | undefined, dir: string): ChildProcess | undefined {
-  if (javaPid === undefined) return undefined;
-  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill -9 ${javaPid} 2>/dev/null; rm -rf '${dir.replace(/'/g, "'\\''")}'`;
-  const dog = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
-  dog.unref();
-  return dog;
 }
 
 async function waitUntilReady(port: number, child: ChildProcess, deadline: number): Promise<"ready" | "exited" | "timeout"> {

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { BlobServiceClient } from "@azure/storage-blob";
-import { delay, freePort, logTail, stopProcess } from "./proc.js";
+import { delay, freePort, logTail, startWatchdog, stopProcess } from "./proc.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -194,11 +194,3 @@ async function waitReady(child: ChildProcess, probe: () => Promise<boolean>, dea
   return "timeout";
 }
 
-/** Kills the server (and removes its dir) if this process disappears without cleaning up. */
-function startWatchdog(pid: number | undefined, dir: string): ChildProcess | undefined {
-  if (pid === undefined) return undefined;
-  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill -9 ${pid} 2>/dev/null; rm -rf '${dir.replace(/'/g, "'\\''")}'`;
-  const dog = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
-  dog.unref();
-  return dog;
-}

@@ -1,6 +1,8 @@
 /** Small process and network helpers shared by the test-server launchers. */
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createServer } from "node:net";
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; we release it for the server to bind). */
@@ -68,4 +70,19 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `$JAVA_HOME/bin/java` when set, else `java` from the PATH. */
+export function javaBinary(): string {
+  const home = process.env.JAVA_HOME;
+  return home && existsSync(join(home, "bin", "java")) ? join(home, "bin", "java") : "java";
+}
+
+/** Kills a server (and removes its dir) if this process disappears without cleaning up. */
+export function startWatchdog(pid: number | undefined, dir: string): ChildProcess | undefined {
+  if (pid === undefined) return undefined;
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill -9 ${pid} 2>/dev/null; rm -rf '${dir.replace(/'/g, "'\\''")}'`;
+  const dog = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+  dog.unref();
+  return dog;
 }

@@ -24,7 +24,7 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { delay, freePort, logTail, stopProcess } from "./proc.js";
+import { delay, freePort, javaBinary, logTail, startWatchdog, stopProcess } from "./proc.js";
 
 export const APICURIO_VERSION = process.env.APICURIO_VERSION ?? "2.6.13.Final";
 const PROVISION_HINT = "run `bash scripts/provision-schema-registry.sh` (fetches Apicurio Registry from Maven Central; needs Java 17 and Maven)";
@@ -164,16 +164,3 @@ async function waitReady(url: string, child: ChildProcess, deadline: number): Pr
   return "timeout";
 }
 
-function javaBinary(): string {
-  const home = process.env.JAVA_HOME;
-  return home && existsSync(join(home, "bin", "java")) ? join(home, "bin", "java") : "java";
-}
-
-/** Kills the JVM (and removes its dir) if this process disappears without cleaning up. */
-function startWatchdog(pid: number | undefined, dir: string): ChildProcess | undefined {
-  if (pid === undefined) return undefined;
-  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill -9 ${pid} 2>/dev/null; rm -rf '${dir.replace(/'/g, "'\\''")}'`;
-  const dog = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
-  dog.unref();
-  return dog;
-}

@@ -30,7 +30,7 @@ import {
   ListQueuesCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { delay, freePort, logTail, stopProcess } from "./proc.js";
+import { delay, freePort, javaBinary, logTail, startWatchdog, stopProcess } from "./proc.js";
 
 export const ELASTICMQ_VERSION = process.env.ELASTICMQ_VERSION ?? "1.6.14";
 const PROVISION_HINT = "run `bash scripts/provision-sqs.sh` (fetches ElasticMQ from Maven Central; needs Java and Maven)";
@@ -193,19 +193,5 @@ async function waitReady(client: SQSClient, child: ChildProcess, deadline: numbe
     }
   }
   return "timeout";
-}
-
-function javaBinary(): string {
-  const home = process.env.JAVA_HOME;
-  return home && existsSync(join(home, "bin", "java")) ? join(home, "bin", "java") : "java";
-}
-
-/** Kills the JVM (and removes its dir) if this process disappears without cleaning up. */
-function startWatchdog(pid: number | undefined, dir: string): ChildProcess | undefined {
-  if (pid === undefined) return undefined;
-  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill -9 ${pid} 2>/dev/null; rm -rf '${dir.replace(/'/g, "'\\''")}'`;
-  const dog = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
-  dog.unref();
-  return dog;
 }
 
