@@ -10,6 +10,7 @@
 import { RuleExpressionError } from "./rule-expression-error.js";
 import { tokenize, type Tok } from "./sql-tokenize.js";
 import {
+  AGGREGATE_FUNCTIONS,
   ALLOWED_FUNCTIONS,
   CLOCK_WORDS,
   EXPRESSION_KEYWORDS,
@@ -33,6 +34,11 @@ export interface RuleExpressionOptions {
    * of them, compared case-insensitively as DuckDB does for quoted and unquoted identifiers alike.
    */
   fields?: readonly string[];
+  /**
+   * Also accept aggregate calls (`count(*)`, `count(DISTINCT x)`, `avg(x)`, …): the SELECT list of
+   * a dataset `sql` rule, which judges a batch rather than a row.
+   */
+  aggregates?: boolean;
 }
 
 export interface RuleExpressionInfo {
@@ -62,7 +68,7 @@ export function analyzeRuleExpression(sql: string, options?: RuleExpressionOptio
   if (sql.trim() === "") throw new RuleExpressionError(sql, "empty expression");
   if (sql.length > MAX_LENGTH) throw new RuleExpressionError(sql.slice(0, 80) + "…", `expression longer than ${MAX_LENGTH} characters`);
   const fields = options?.fields && options.fields.length > 0 ? options.fields : undefined;
-  const walker = new ExpressionWalker(sql, tokenize(sql), fields);
+  const walker = new ExpressionWalker(sql, tokenize(sql), fields, options?.aggregates === true);
   walker.walk();
   return { columns: [...walker.columns], functions: [...walker.functions] };
 }
@@ -81,6 +87,7 @@ class ExpressionWalker {
     private readonly sql: string,
     private readonly toks: Tok[],
     private readonly fields: readonly string[] | undefined,
+    private readonly aggregates = false,
   ) {
     for (const f of fields ?? []) this.byLower.set(f.toLowerCase(), f);
   }
@@ -260,10 +267,12 @@ class ExpressionWalker {
     return this.typeName(k + 1, "AS");
   }
 
-  /** DISTINCT only as `IS [NOT] DISTINCT FROM`, the null-safe comparison. */
+  /** DISTINCT only as `IS [NOT] DISTINCT FROM`, the null-safe comparison, or first in an aggregate's call. */
   private distinctFrom(k: number): number {
     const prev = this.at(k - 1);
     const next = this.at(k + 1);
+    const fn = this.at(k - 2);
+    if (this.aggregates && prev?.kind === "lparen" && fn?.kind === "ident" && AGGREGATE_FUNCTIONS.has(fn.value)) return k + 1;
     const isBefore = prev?.kind === "ident" && (prev.value === "is" || (prev.value === "not" && this.at(k - 2)?.value === "is"));
     if (!isBefore || next?.kind !== "ident" || next.value !== "from") {
       this.fail("DISTINCT is allowed only in `IS [NOT] DISTINCT FROM`", this.toks[k]!);
@@ -385,6 +394,7 @@ class ExpressionWalker {
 
   private checkFunction(t: Tok, name: string): void {
     if (ALLOWED_FUNCTIONS.has(name)) return;
+    if (this.aggregates && AGGREGATE_FUNCTIONS.has(name)) return;
     const danger = functionDanger(name);
     if (danger !== undefined) {
       this.fail(`function ${name}() is not allowed: it ${danger}. Rules may call only pure scalar functions (lower, length, coalesce, regexp_matches, date_part, …)`, t);

@@ -99,6 +99,15 @@ export const FORBIDDEN_KEYWORDS: ReadonlySet<string> = new Set([
   "current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
 ]);
 
+/**
+ * Aggregates a dataset `sql` rule may call (its query gives one value over the batch's good
+ * rows). None builds a value that grows with the input (no string_agg, list, array_agg).
+ */
+export const AGGREGATE_FUNCTIONS: ReadonlySet<string> = new Set([
+  "count", "count_if", "countif", "sum", "avg", "mean", "min", "max", "median", "stddev", "stddev_samp",
+  "stddev_pop", "variance", "var_samp", "var_pop", "bool_and", "bool_or", "approx_count_distinct",
+]);
+
 /** Words that start a statement (or a subquery, after a parenthesis). */
 export const STATEMENT_WORDS = new Set([
   "select", "insert", "update", "delete", "merge", "upsert", "create", "drop", "alter", "truncate",

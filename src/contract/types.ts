@@ -3,6 +3,9 @@
  * YAML spellings (snake_case keys, shorthand rules, type aliases) are resolved here once,
  * so engines, writers, the sink and lint never re-interpret raw YAML.
  */
+import type { DatasetQuery } from "./sql-dataset-query.js";
+
+export type { DatasetQuery };
 
 /** Canonical field types. YAML aliases (int, long, float, str, datetime, …) map onto these. */
 export type FieldType =
@@ -72,7 +75,19 @@ export type RowRule =
 export type DatasetRule =
   | (RuleBase & { kind: "unique"; fields: string[] })
   | (RuleBase & { kind: "null_ratio"; field: string; max: number })
-  | (RuleBase & { kind: "row_count_between"; min?: number; max?: number });
+  | (RuleBase & { kind: "row_count_between"; min?: number; max?: number })
+  | (RuleBase & { kind: "sql"; sql: string; query: DatasetQuery; bounds: DatasetBounds });
+
+/**
+ * What a dataset `sql` rule's value must be (`must_be_between`, `must_be_less_than`,
+ * `must_be_greater_than`; bounds of between are inclusive, the others strict). With none, the
+ * rule passes whenever its query gives a value, as in the Python package.
+ */
+export interface DatasetBounds {
+  between?: [number, number];
+  lessThan?: number;
+  greaterThan?: number;
+}
 
 export type Strategy = "append" | "merge" | "overwrite" | "scd2";
 export type LakeFormat = "duckdb" | "parquet";

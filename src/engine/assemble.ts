@@ -25,8 +25,11 @@ export interface EngineOutput {
   /** Failures per check, indexed by check code. */
   counts: number[];
   goodCount: number;
-  /** Per dataset rule over the rows written (not superseded): unique → distinct key count, null_ratio → null count, row_count → unused. */
-  dataset: number[];
+  /**
+   * Per dataset rule over the rows written (not superseded): unique → distinct key count,
+   * null_ratio → null count, row_count → unused, sql → the query's value (null when it gave NULL).
+   */
+  dataset: Array<number | null>;
   /** Per dataset rule, the engine's message when measuring it threw (its `dataset` entry is then unused). */
   datasetErrors?: ReadonlyArray<string | undefined>;
 }
@@ -87,10 +90,12 @@ function ruleMessage(rule: RowRule, field: string, shown: string): string {
   }
 }
 
-function datasetResult(rule: DatasetRule, measured: number, goodCount: number, error?: string): DatasetRuleResult {
+function datasetResult(rule: DatasetRule, value: number | null | undefined, goodCount: number, error?: string): DatasetRuleResult {
   const base = { ruleId: rule.id, kind: rule.kind, severity: rule.severity };
   // A rule that cannot be measured has not passed.
   if (error !== undefined) return { ...base, passed: false, observed: Number.NaN, message: `${rule.id}: cannot be evaluated: ${error}`, error };
+  if (rule.kind === "sql") return sqlDatasetResult(rule, value, goodCount);
+  const measured = value ?? 0;
   switch (rule.kind) {
     case "unique": {
       const dup = goodCount - measured;
@@ -119,13 +124,32 @@ function datasetResult(rule: DatasetRule, measured: number, goodCount: number, e
   }
 }
 
+/**
+ * A dataset `sql` rule's value against its bounds. Over a batch without good rows the query is
+ * not run (engines skip empty batches), so it passes there on every engine alike; a NULL value
+ * fails, as in the Python package.
+ */
+function sqlDatasetResult(rule: Extract<DatasetRule, { kind: "sql" }>, value: number | null | undefined, goodCount: number): DatasetRuleResult {
+  const base = { ruleId: rule.id, kind: rule.kind, severity: rule.severity };
+  if (goodCount === 0) return { ...base, passed: true, observed: Number.NaN, message: `${rule.id}: not evaluated: no good rows in the batch` };
+  const { between, lessThan, greaterThan } = rule.bounds;
+  const expected =
+    between !== undefined ? `between ${between[0]} and ${between[1]}` : lessThan !== undefined ? `< ${lessThan}` : greaterThan !== undefined ? `> ${greaterThan}` : "a value";
+  if (value === null || value === undefined || Number.isNaN(value)) {
+    return { ...base, passed: false, observed: Number.NaN, message: `${rule.id}: the query gave NULL, expected ${expected}` };
+  }
+  const passed =
+    between !== undefined ? value >= between[0] && value <= between[1] : lessThan !== undefined ? value < lessThan : greaterThan !== undefined ? value > greaterThan : true;
+  return { ...base, passed, observed: value, message: `${rule.id}: ${value}, expected ${expected}` };
+}
+
 export function emptyOutput(plan: Plan): EngineOutput {
   return {
     goodColumns: plan.outputColumns.map(() => []),
     bad: [],
     counts: plan.checks.map(() => 0),
     goodCount: 0,
-    dataset: plan.dataset.map(() => 0),
+    dataset: plan.dataset.map((d) => (d.rule.kind === "sql" ? null : 0)),
   };
 }
 
@@ -315,7 +339,7 @@ export function assemble(
     if (!c.builtin || failed > 0) ruleCounts.push({ ruleId: c.ruleId, severity: c.severity, failed });
   }
   const goodCount = out?.goodCount ?? 0;
-  const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i] ?? 0, goodCount, out?.datasetErrors?.[i]));
+  const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i], goodCount, out?.datasetErrors?.[i]));
   const result = { goodCount, supersededCount, bad, ruleCounts, datasetRules } as ValidationResult;
   if (out && typeof out.goodColumns === "function") {
     // Built on first access (and kept): a stream's writer may never need row objects.

@@ -1,6 +1,6 @@
 /**
  * What each dataset rule measures over a batch's good rows (unique → distinct key count,
- * null_ratio → null count, row_count_between → unused), once per engine: as one SQL aggregate
+ * null_ratio → null count, row_count_between → unused, sql → its query's value), once per engine: as one SQL aggregate
  * over the DuckDB statement's evaluated rows, and as one Polars computation over the good rows.
  */
 import type * as PolarsModule from "nodejs-polars";
@@ -18,10 +18,15 @@ export function duckdbMeasure(d: DatasetPlan, good = `NOT ${BAD_COL}`): string {
       return `count_if(${good} AND ${quoteIdent(d.cols[0]!)})`;
     case "row_count_between":
       return "0";
+    case "sql": {
+      // The query's one value over the written rows; `ev` names the columns as the fields.
+      const { select, where } = d.rule.query;
+      return `(SELECT CAST((${select}) AS DOUBLE) FROM ev WHERE ${good}${where !== undefined ? ` AND (${where})` : ""})`;
+    }
   }
 }
 
-export function polarsMeasure(pl: Pl, good: PolarsModule.DataFrame, d: DatasetPlan): number {
+export function polarsMeasure(pl: Pl, good: PolarsModule.DataFrame, d: DatasetPlan): number | null {
   switch (d.rule.kind) {
     case "unique":
       return good.select(...d.cols.map((n) => pl.col(n))).unique().height;
@@ -29,5 +34,12 @@ export function polarsMeasure(pl: Pl, good: PolarsModule.DataFrame, d: DatasetPl
       return Number(good.getColumn(d.cols[0]!).cast(pl.Int64).sum() ?? 0);
     case "row_count_between":
       return 0;
+    case "sql": {
+      const { select, where } = d.rule.query;
+      const query = `SELECT CAST((${select}) AS DOUBLE) AS v FROM batch${where !== undefined ? ` WHERE ${where}` : ""}`;
+      const out = pl.SQLContext({ batch: good.lazy() }).execute(query, { eager: true });
+      const v = out.getColumn("v").toArray()[0] as number | null | undefined;
+      return v === null || v === undefined ? null : Number(v);
+    }
   }
 }

@@ -99,12 +99,13 @@ async function withoutFailingMeasures(cx: RecoverContext, payload: string, failu
   } catch {
     throw failure;
   }
-  const dataset: number[] = [];
+  const dataset: Array<number | null> = [];
   const datasetErrors: Array<string | undefined> = [];
   for (let i = 0; i < plan.dataset.length; i++) {
     try {
       const r = await cx.conn.runAndReadAll(buildStatement(plan, { measures: i }), [payload]);
-      dataset.push(Number(r.getRows()[0]?.[0] ?? 0));
+      const v = r.getRows()[0]?.[0];
+      dataset.push(v === null || v === undefined ? null : Number(v));
     } catch (err) {
       dataset.push(0);
       datasetErrors[i] = engineMessage(err);

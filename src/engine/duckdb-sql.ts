@@ -193,12 +193,17 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
 
   const counts = plan.checks.length ? `[${plan.checks.map((c) => `count_if(${quoteIdent(c.flag)})`).join(", ")}]` : "[]";
   const measures = options.measures;
-  if (typeof measures === "number") return `WITH ${ctes.join(",\n")}\nSELECT CAST(${duckdbMeasure(plan.dataset[measures]!, good)} AS BIGINT) FROM ev`;
+  if (typeof measures === "number") {
+    const d = plan.dataset[measures]!;
+    // A sql rule's measure is a subquery of its own: one value, even over no rows.
+    const from = d.rule.kind === "sql" ? "" : " FROM ev";
+    return `WITH ${ctes.join(",\n")}\nSELECT CAST(${duckdbMeasure(d, good)} AS DOUBLE)${from}`;
+  }
   const dataset = measures === false ? [] : plan.dataset.map((d) => duckdbMeasure(d, good));
   const fail = failExpr ? toSql(failExpr) : "''";
   const doc = [
     `counts := ${counts}`,
-    `ds := [${dataset.join(", ")}]::BIGINT[]`,
+    `ds := [${dataset.join(", ")}]::DOUBLE[]`,
     `n := count_if(${good})`,
     `bad := (SELECT list(struct_pack(p := __ll_i, c := ${fail})) FROM ev WHERE ${BAD_COL})`,
   ];

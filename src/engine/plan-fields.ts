@@ -98,7 +98,11 @@ export function resolveRuleFields(contract: Contract, table: FieldTable): Map<Ro
     }
     sqlRefs.set(rule, columns.map((name) => table.fieldFor(name, `rule ${rule.id}`)));
   }
-  for (const refs of sqlRefs.values()) refs.forEach((f) => (f.stringText = true));
+  // Dataset sql rules read the typed fields by name, as sql row rules do.
+  const datasetSqlRefs = contract.datasetRules.flatMap((rule) =>
+    rule.kind === "sql" ? rule.query.columns.map((name) => table.fieldFor(name, `dataset rule ${rule.id}`)) : [],
+  );
+  for (const refs of [...sqlRefs.values(), datasetSqlRefs]) refs.forEach((f) => (f.stringText = true));
   for (const rule of contract.rowRules) {
     if (rule.kind !== "sql") table.fieldFor(rule.field, `rule ${rule.id}`);
   }

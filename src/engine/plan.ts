@@ -93,6 +93,9 @@ function datasetPlans(
       }
       case "row_count_between":
         return { rule, cols: [] };
+      case "sql":
+        // The query reads the typed fields by name (resolveRuleFields added them).
+        return { rule, cols: [] };
     }
   });
   return { dataset, nullFlags };

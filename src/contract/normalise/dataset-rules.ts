@@ -1,8 +1,10 @@
 /** `quality.dataset_rules`: unique, null_ratio and row_count_between become `DatasetRule`s. */
-import type { DatasetRule } from "../types.js";
+import { RuleExpressionError } from "../rule-expression-error.js";
+import { parseDatasetQuery } from "../sql-dataset-query.js";
+import type { DatasetBounds, DatasetQuery, DatasetRule } from "../types.js";
 import type { YamlPath } from "../yaml.js";
 import type { NormaliseContext } from "./context.js";
-import { asList, asMap, asNum, asStrList, checkKeys, isObj, missing, type Obj } from "./read.js";
+import { asList, asMap, asNonEmptyStr, asNum, asStrList, checkKeys, isObj, missing, type Obj } from "./read.js";
 import {
   DATASET_KINDS,
   RULE_LABEL_KEYS,
@@ -11,6 +13,7 @@ import {
   ruleBase,
   ruleField,
   ruleKinds,
+  sqlLoc,
   unknownKind,
   type Labels,
   type RuleDraft,
@@ -18,19 +21,19 @@ import {
 
 const DATASET_SQL_KEYS = ["must_be_between", "must_be_less_than", "must_be_greater_than"];
 
-export function readDatasetRules(cx: NormaliseContext, quality: Obj): Array<RuleDraft<DatasetRule>> {
+export function readDatasetRules(cx: NormaliseContext, quality: Obj, dataset?: string): Array<RuleDraft<DatasetRule>> {
   const items = asList(cx, quality["dataset_rules"], ["quality", "dataset_rules"], "a list of rules") ?? [];
   const out: Array<RuleDraft<DatasetRule>> = [];
   items.forEach((item, i) => {
     const path: YamlPath = ["quality", "dataset_rules", i];
-    const r = readDatasetRule(cx, item, path);
+    const r = readDatasetRule(cx, item, path, i, dataset);
     if (r) out.push({ rule: r, path });
   });
   return out;
 }
 
-function readDatasetRule(cx: NormaliseContext, item: unknown, path: YamlPath): DatasetRule | undefined {
-  const expected = "a dataset rule: unique, null_ratio or row_count_between";
+function readDatasetRule(cx: NormaliseContext, item: unknown, path: YamlPath, index: number, dataset: string | undefined): DatasetRule | undefined {
+  const expected = "a dataset rule: unique, null_ratio, row_count_between or sql";
   const m = asMap(cx, item, path, expected);
   if (!m) {
     if (item === null || item === undefined) cx.error(path, "empty rule entry", expected);
@@ -48,11 +51,7 @@ function readDatasetRule(cx: NormaliseContext, item: unknown, path: YamlPath): D
     unknownKind(cx, m, path, DATASET_KINDS, expected);
     return undefined;
   }
-  if (kind === "sql") {
-    checkKeys(cx, m, path, [...RULE_LABEL_KEYS, "sql", ...DATASET_SQL_KEYS], "a rule");
-    cx.warn(path, "SQL dataset rules (aggregate queries) are not evaluated by this runtime; the rule is not enforced", "unsupported");
-    return undefined;
-  }
+  if (kind === "sql") return sqlDatasetRule(cx, m, path, index, dataset);
   checkKeys(cx, m, path, [...RULE_LABEL_KEYS, kind], "a rule");
   const beside = readLabels(cx, m, path);
   const value = m[kind];
@@ -138,4 +137,58 @@ function rowCountRule(cx: NormaliseContext, cfg: Obj, vPath: YamlPath, path: Yam
   if (min !== undefined) r.min = min;
   if (max !== undefined) r.max = max;
   return r;
+}
+
+/**
+ * `sql: "SELECT … FROM {dataset} [WHERE …]"` with at most one of `must_be_between: [lo, hi]`,
+ * `must_be_less_than`, `must_be_greater_than`: checked here (sql-dataset-query.ts), evaluated by
+ * each engine over the batch's good rows.
+ */
+function sqlDatasetRule(cx: NormaliseContext, m: Obj, path: YamlPath, index: number, dataset: string | undefined): DatasetRule | undefined {
+  checkKeys(cx, m, path, [...RULE_LABEL_KEYS, "sql", ...DATASET_SQL_KEYS], "a rule");
+  const labels = readLabels(cx, m, path);
+  const sqlPath: YamlPath = [...path, "sql"];
+  const sql = asNonEmptyStr(cx, m["sql"], sqlPath, "a query such as SELECT count(*) FROM {dataset} WHERE amount < 0");
+  if (sql === undefined) return undefined;
+  let query: DatasetQuery;
+  try {
+    query = parseDatasetQuery(sql, { fields: cx.fieldNames, ...(dataset !== undefined ? { dataset } : {}) });
+  } catch (e) {
+    if (!(e instanceof RuleExpressionError)) throw e;
+    cx.error(sqlPath, e.reason, "SELECT <aggregate> FROM {dataset} [WHERE <condition>] over the contract's fields (see docs/contracts.md, Dataset rules)");
+    return undefined;
+  }
+  const bounds = datasetBounds(cx, m, path);
+  if (bounds === undefined) return undefined;
+  const id = labels.name ?? `sql:dataset:${index}`;
+  return { ...ruleBase(cx, id, labels, path, "declared"), kind: "sql", sql, query, bounds, ...sqlLoc(cx, path) };
+}
+
+function datasetBounds(cx: NormaliseContext, m: Obj, path: YamlPath): DatasetBounds | undefined {
+  const given = DATASET_SQL_KEYS.filter((k) => m[k] !== undefined && m[k] !== null);
+  if (given.length > 1) {
+    cx.error([...path, given[1]!], `${given.join(" and ")} are both given`, "one of must_be_between, must_be_less_than, must_be_greater_than");
+    return undefined;
+  }
+  const key = given[0];
+  if (key === undefined) {
+    cx.warn(path, "no must_be_between, must_be_less_than or must_be_greater_than: the rule passes whenever its query gives a value", "suspicious");
+    return {};
+  }
+  const vPath: YamlPath = [...path, key];
+  if (key === "must_be_between") {
+    const pair = asList(cx, m[key], vPath, "[low, high]");
+    const lo = pair?.length === 2 ? asNum(cx, pair[0], [...vPath, 0], "a number") : undefined;
+    const hi = pair?.length === 2 ? asNum(cx, pair[1], [...vPath, 1], "a number") : undefined;
+    if (pair !== undefined && pair.length !== 2) cx.error(vPath, `found ${pair.length} values`, "[low, high]");
+    if (lo === undefined || hi === undefined) return undefined;
+    if (lo > hi) {
+      cx.error(vPath, `low ${lo} is greater than high ${hi}`, "[low, high] with low <= high");
+      return undefined;
+    }
+    return { between: [lo, hi] };
+  }
+  const n = asNum(cx, m[key], vPath, "a number");
+  if (n === undefined) return undefined;
+  return key === "must_be_less_than" ? { lessThan: n } : { greaterThan: n };
 }

@@ -22,7 +22,8 @@ export function readQuality(cx: NormaliseContext, data: Record<string, unknown>,
   checkKeys(cx, quality, ["quality"], QUALITY_KEYS, "quality");
   const enforceRequired = asBool(cx, quality["enforce_required"], ["quality", "enforce_required"]) ?? true;
   const declared = readRowRules(cx, quality);
-  const datasetRules = readDatasetRules(cx, quality);
+  const dataset = typeof data["dataset"] === "string" ? data["dataset"] : undefined;
+  const datasetRules = readDatasetRules(cx, quality, dataset);
   const rowRules = implicitRules(cx, fields, declared, enforceRequired);
   const seen = new Map<string, RuleDraft<RowRule | DatasetRule>>();
   return { rowRules: uniqueRules(cx, rowRules, seen), datasetRules: uniqueRules(cx, datasetRules, seen) };
