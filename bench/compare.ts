@@ -55,7 +55,7 @@ async function writeInput(path: string): Promise<{ good: number; bad: number }> 
   for (const e of orderEvents(rows)) {
     chunk += JSON.stringify(e) + "\n";
     if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await new Promise((r) => out.once("drain", r));
+      if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
       chunk = "";
     }
   }

@@ -19,7 +19,7 @@ for (const event of orderEvents(count)) {
   chunk += JSON.stringify(event) + "\n";
   if (chunk.length > 1 << 20) {
     // Respect back-pressure: the file is written as fast as the disk takes it, not buffered whole.
-    if (!out.write(chunk)) await new Promise((r) => out.once("drain", r));
+    if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
     chunk = "";
   }
 }
