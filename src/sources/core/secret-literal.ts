@@ -87,8 +87,47 @@ export function isLiteral(value: unknown): boolean {
 
 const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
+/** Node TLS options that hold a private key or what unlocks it (`ssl: {key, passphrase, pfx}`). */
+const TLS_OPTIONS: ReadonlySet<string> = new Set(["ssl", "tls"]);
+const TLS_SECRET_FIELDS: ReadonlySet<string> = new Set(["key", "pfx", "passphrase"]);
+/** Query parameters whose value is a credential: `?token=`, a SAS `sig=`, `api_key=`, … */
+const URL_SECRET_PARAMS: ReadonlySet<string> = new Set([
+  "token", "access_token", "refresh_token", "id_token", "sig", "signature", "apikey", "api_key", "api-key",
+  "key", "secret", "client_secret", "password", "passwd", "pwd", "sharedaccesskey", "x-amz-signature", "x-amz-security-token",
+]);
+
+/**
+ * What of a URL written into a config is a credential: a password in its user-info or a
+ * credential query parameter (as written, so a reference there is not one). Undefined when none,
+ * or when the text is not a URL.
+ */
+export function urlCredential(text: string): string | undefined {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (u.password !== "" && !isReference(decodeURIComponent(u.password))) return "the password in its user-info";
+  for (const [name, value] of u.searchParams) {
+    if (URL_SECRET_PARAMS.has(name.toLowerCase()) && value !== "" && !isReference(value)) return `its "${name}" parameter`;
+  }
+  return undefined;
+}
+
+function urlRefusal(type: string, option: string, what: string): string {
+  const hint = referenceHint([type, option], undefined);
+  return `a URL with a credential (${what}) must not be written into a config; write the secret part as \${ENV:NAME} (e.g. postgres://user:\${ENV:PGPASSWORD}@host/db), or the whole URL as "${hint}"`;
+}
+
 /** The literals of one option's value: the whole value, or the credential fields of a secret object. */
 function literalsOf(type: string, key: string, rawKey: string, opt: SecretOption, value: unknown): LiteralSecret[] {
+  if (typeof value === "string" && !opt.secret) {
+    // Any URL option (an SSE feed, a webhook, a lake path) may carry a credential in it.
+    const what = urlCredential(value);
+    return what === undefined ? [] : [{ path: [rawKey], option: key, message: urlRefusal(type, key, what) }];
+  }
   if (opt.fields && typeof value === "object" && value !== null && !Array.isArray(value)) {
     // A nested block of declared options: its secrets are named as if written beside `type`.
     return literalSecrets({ type, options: opt.fields }, value as Record<string, unknown>).map((l) => ({
@@ -100,8 +139,9 @@ function literalsOf(type: string, key: string, rawKey: string, opt: SecretOption
   if (!opt.secret) return [];
   if (opt.type === "object" || opt.type === "any") {
     if (typeof value !== "object" || value === null || Array.isArray(value)) return [];
+    const tls = TLS_OPTIONS.has(key.toLowerCase());
     return Object.entries(value as Record<string, unknown>)
-      .filter(([field, v]) => isCredentialName(field) && isLiteral(v))
+      .filter(([field, v]) => (isCredentialName(field) || (tls && TLS_SECRET_FIELDS.has(field.toLowerCase()))) && isLiteral(v))
       .map(([field, v]) => ({ path: [rawKey, field], option: `${key}.${field}`, message: refusal(type, key, field, v) }));
   }
   // A number or list where a string is expected is a type error, which parseOptions reports.

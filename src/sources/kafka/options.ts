@@ -62,7 +62,7 @@ export const kafkaSpec = {
     },
     fromBeginning: { type: "boolean", description: "kafkajs-style alias of `autoOffsetReset`: true = earliest, false = latest." },
     clientId: { type: "string", default: DEFAULTS.clientId, description: "Client id the brokers see (quotas, logs)." },
-    ssl: { type: "any", description: "`true` for TLS with the system CAs, or Node TLS options (`ca`, `cert`, `key`, `servername`, `rejectUnauthorized`, …)." },
+    ssl: { type: "any", secret: true, description: "`true` for TLS with the system CAs, or Node TLS options (`ca`, `cert`, `key`, `servername`, `rejectUnauthorized`, …)." },
     sasl: {
       type: "object",
       secret: true,
