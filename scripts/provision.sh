@@ -22,3 +22,4 @@ step "ElasticMQ, SQS-compatible (Maven Central)" bash scripts/provision-sqs.sh
 step "Pub/Sub fake pstest (Go module proxy)" bash scripts/provision-pubsub.sh
 step "Object stores: moto (PyPI), Azurite (npm), fake-gcs-server (Go module proxy)" bash scripts/provision-objectstores.sh
 step "Apicurio Registry, Confluent-compatible schema registry (Maven Central)" bash scripts/provision-schema-registry.sh
+step "Prometheus text-format parser for the metrics tests: prometheus_client (PyPI)" bash scripts/provision-prometheus-parser.sh

@@ -40,9 +40,21 @@ export type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts, Cursor }
 // Sources (the cursor- and ack-bearing protocol, and the sources that need no SDK)
 export * from "./sources/index.js";
 
+// The Python package's connector names (their SDKs still load only when used); the rest is in `lakelogic/connectors`.
+export {
+  AWSSQSConnector,
+  AzureEventGridConnector,
+  AzureServiceBusConnector,
+  GCPPubSubConnector,
+  WebhookConnector,
+} from "./sources/python-names.js";
+
 // The in-process runtime
 export { StreamSink, StreamRunError, RUN_MODES } from "./sink/index.js";
-export type { StreamSinkOptions, RunOptions, BatchReport, StreamRunSummary, StopReason, CheckpointOption } from "./sink/index.js";
+export type { StreamSinkOptions, RunOptions, SinkRunOptions, BatchReport, StreamRunSummary, StopReason, CheckpointOption } from "./sink/index.js";
+
+// Logs, metrics and traces (docs/observability.md)
+export * from "./observe/index.js";
 
 // Lint
 export { lintFiles, lintPaths, lintText, RULES as LINT_RULES } from "./lint/index.js";

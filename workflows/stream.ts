@@ -11,6 +11,11 @@
  * Each fetch says whether the loop means to fetch again (wantsReadAhead): then the worker collects
  * and validates the next batches while these are written, and the next fetch hands over, with its
  * first batch, those already collected (up to batchesPerFetch), each written and committed in turn.
+ *
+ * processing_time: one batch per trigger, nothing read ahead; between triggers the workflow waits
+ * on a durable timer (the activities never sleep for the interval), woken early by stop or pause.
+ * An empty trigger writes nothing. Only this mode starts timers, so histories of the other modes
+ * replay unchanged.
  */
 import {
   ActivityFailure,
@@ -29,6 +34,7 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import { decodeCursorForDisplay } from "./display.js";
+import { nextTriggerAt } from "./trigger.js";
 import {
   afterCommit,
   fetchSize,
@@ -131,6 +137,28 @@ function specOf(input: StreamWorkflowInput): StreamSpec {
   };
 }
 
+/**
+ * processing_time: when the current trigger started (workflow time, deterministic; set by the
+ * run's first fetch) and how many ran. Triggers, empty ones too, count toward continue-as-new,
+ * so an idle stream's history stays bounded.
+ */
+interface Trigger {
+  everyMs: number;
+  startedAt?: number;
+  count: number;
+}
+
+/**
+ * Wait for the next trigger on a durable timer to its boundary (none when the batch overran it).
+ * Stop and pause end the wait early; the loop's top handles them.
+ */
+async function nextTrigger(trigger: Trigger, control: Control): Promise<void> {
+  trigger.count++;
+  const next = nextTriggerAt(trigger.startedAt ?? Date.now(), trigger.everyMs, Date.now());
+  if (next > Date.now()) await condition(() => control.stopRequested || control.paused, next - Date.now());
+  trigger.startedAt = next;
+}
+
 export async function streamWorkflow(input: StreamWorkflowInput): Promise<StreamWorkflowResult> {
   // Asked first, before any activity: a patch check right after a local activity's result
   // replayed as absent when that result and the next commands fell in different workflow tasks.
@@ -165,6 +193,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
   const writerId = `temporal:${workflowInfo().workflowId}`;
   let queue: string | undefined;
   let batchesThisRun = 0;
+  const trigger: Trigger | undefined = input.mode === "processing_time" ? { everyMs: Math.max(0, input.intervalMs ?? 0), count: 0 } : undefined;
   let stoppedBy: StreamWorkflowResult["stoppedBy"] = "end";
 
   publish();
@@ -184,7 +213,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       stoppedBy = "max-batches";
       break;
     }
-    if (shouldContinueAsNew(input, batchesThisRun, workflowInfo().continueAsNewSuggested)) {
+    if (shouldContinueAsNew(input, trigger ? trigger.count : batchesThisRun, workflowInfo().continueAsNewSuggested)) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof streamWorkflow>({
         ...input,
@@ -197,15 +226,18 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
     queue ??= await local.getWorkerQueue();
     const remote = fetchActivity(queue, input.timeouts);
     try {
-      const size = multiBatchFetch ? fetchSize(input, carry, batchesThisRun) : 1;
+      const size = multiBatchFetch && !trigger ? fetchSize(input, carry, batchesThisRun) : 1;
+      // The first trigger of a run starts with its first fetch; the next ones on the schedule.
+      if (trigger) trigger.startedAt ??= Date.now();
       const fetched = await remote.fetchBatch({
         spec,
         key: carry.key,
         cursor: carry.cursor,
         batchId: carry.batchId,
         endCursor,
-        idleMs: input.timeouts?.idleFetchMs,
-        readAhead: wantsReadAhead(input, carry, control, batchesThisRun, workflowInfo().continueAsNewSuggested, size),
+        // processing_time: the pipeline waits at most maxWaitMs for a first record (an empty trigger).
+        idleMs: trigger ? undefined : input.timeouts?.idleFetchMs,
+        readAhead: !trigger && wantsReadAhead(input, carry, control, batchesThisRun, workflowInfo().continueAsNewSuggested, size),
         ...(size > 1 ? { maxBatches: size } : {}),
       });
       if (fetched.endCursor !== undefined) endCursor = fetched.endCursor;
@@ -236,7 +268,9 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       if (!workerLost(err)) throw err;
       queue = undefined;
       carry = resync(carry, await shared.openStream(spec));
+      continue; // the same trigger, fetched again from the store's position
     }
+    if (trigger && !control.stopRequested && !reachedMaxBatches(input, carry)) await nextTrigger(trigger, control);
   }
   phase = "finished";
   publish();

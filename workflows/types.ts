@@ -5,9 +5,11 @@
  */
 
 import type { Counts } from "../src/checkpoint/types.js";
-import type { RunMode } from "../src/sources/core/types.js";
+import type { StreamMode } from "../src/pipeline/modes.js";
 
-export type { Counts, RunMode };
+/** available_now, continuous or processing_time (a batch every `intervalMs`). */
+export type RunMode = StreamMode;
+export type { Counts };
 
 /** How a stream is read, validated and written: everything an activity needs, as JSON. */
 export interface StreamSpec {
@@ -42,6 +44,11 @@ export interface StreamSpec {
 }
 
 export interface StreamWorkflowInput extends StreamSpec {
+  /**
+   * processing_time: a batch starts every this many ms; the workflow waits for the next trigger
+   * on a durable timer. Default 0 (each batch right after the last).
+   */
+  intervalMs?: number;
   /** continuous: continue-as-new after this many batches at the latest. Default 200. */
   continueAsNewEvery?: number;
   /** Stop after this many committed batches (across continue-as-new). */

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { didYouMean } from "../contract/suggest.js";
 import { UsageError } from "./types.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -18,10 +19,19 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O):
     const code = (err as { code?: unknown }).code;
     if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
       const message = err instanceof Error ? err.message : String(err);
-      throw new UsageError((message.split(/\.\s/)[0] ?? message).replace(/\.$/, ""));
+      throw new UsageError((message.split(/\.\s/)[0] ?? message).replace(/\.$/, "") + unknownOptionHint(code, message, options));
     }
     throw err;
   }
+}
+
+/** ` (did you mean --fail-on?)` for a misspelt flag, else empty. */
+function unknownOptionHint(code: string, message: string, options: Options): string {
+  if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return "";
+  const given = /'(--?[^'=]+)/.exec(message)?.[1];
+  if (given === undefined || !given.startsWith("--")) return "";
+  const guess = didYouMean(given.slice(2), Object.keys(options));
+  return guess === undefined ? "" : ` (did you mean --${guess}?)`;
 }
 
 /** A string option restricted to `allowed`. */

@@ -3,9 +3,11 @@
  * registered in ./commands/index.ts. Runnable directly (`tsx src/cli/main.ts lint contracts`)
  * and through bin/lakelogic.js, which imports `main`.
  */
+import { didYouMean } from "../contract/suggest.js";
 import { LakeLogicError } from "../errors.js";
 import { StreamRunError } from "../sink/errors.js";
 import { COMMANDS, findCommand } from "./commands/index.js";
+import { isConnectFailure, temporalAddressOf, temporalMissingError, TemporalUnreachableError } from "./temporal-connect.js";
 import { isEntryPoint } from "./entry.js";
 import { packageInfo } from "./package-info.js";
 import { EXIT, UsageError, type CliIO } from "./types.js";
@@ -37,7 +39,9 @@ Run "lakelogic help <command>" for a command's options.
 }
 
 function unknownCommand(name: string, io: CliIO): number {
-  io.stderr(`lakelogic: unknown command "${name}". Commands: ${COMMANDS.map((c) => c.name).join(", ")}.\n`);
+  const guess = didYouMean(name, COMMANDS.map((c) => c.name));
+  const hint = guess === undefined ? "" : ` Did you mean "${guess}"?`;
+  io.stderr(`lakelogic: unknown command "${name}".${hint} Commands: ${COMMANDS.map((c) => c.name).join(", ")}.\n`);
   io.stderr(`Run "lakelogic --help" for usage.\n`);
   return EXIT.usage;
 }
@@ -69,7 +73,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     return EXIT.ok;
   }
   if (first.startsWith("-")) {
-    io.stderr(`lakelogic: unknown option "${first}". Run "lakelogic --help" for usage.\n`);
+    const guess = first.startsWith("--") ? didYouMean(first.slice(2), ["help", "version"]) : undefined;
+    const hint = guess === undefined ? "" : ` Did you mean "--${guess}"?`;
+    io.stderr(`lakelogic: unknown option "${first}".${hint} Run "lakelogic --help" for usage.\n`);
     return EXIT.usage;
   }
   const entry = findCommand(first);
@@ -78,7 +84,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   try {
     const command = await entry.load();
     return await command.run(rest, io);
-  } catch (err) {
+  } catch (caught) {
+    const err = explained(caught, entry.name, rest);
     if (err instanceof UsageError) {
       io.stderr(`lakelogic ${entry.name}: ${err.message}\nRun "lakelogic ${entry.name} --help" for usage.\n`);
       return EXIT.usage;
@@ -87,12 +94,46 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       // Deliberate errors carry a message meant for people. Bad input (config, contract, a missing
       // optional package) is a usage error; a run that failed part-way is a failure.
       io.stderr(`lakelogic ${entry.name}: ${err.message}\n`);
-      return err instanceof StreamRunError ? EXIT.failed : EXIT.usage;
+      return err instanceof StreamRunError || err instanceof TemporalUnreachableError ? EXIT.failed : EXIT.usage;
     }
     const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
     io.stderr(`lakelogic ${entry.name}: internal error: ${detail}\n`);
     return EXIT.internal;
   }
+}
+
+/** Commands that need the Temporal SDK and a server. */
+const TEMPORAL_COMMANDS: ReadonlySet<string> = new Set(["worker", "start", "schedule", "status", "pause", "resume", "stop"]);
+
+/** The `--address` among a command's raw arguments (the command may not have parsed them). */
+function addressArg(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--") break;
+    if (a === "--address") return args[i + 1];
+    if (a.startsWith("--address=")) return a.slice("--address=".length);
+  }
+  return undefined;
+}
+
+/**
+ * The SDK's own failures, said the way a user can act on: a missing @temporalio/* package (the
+ * worker imports it statically) and a server that does not answer (the worker connects itself).
+ */
+function explained(err: unknown, command: string, args: readonly string[]): unknown {
+  if (!TEMPORAL_COMMANDS.has(command)) return err;
+  const missing = temporalMissingError(err, command);
+  if (missing) return missing;
+  if (!(err instanceof LakeLogicError) && isConnectFailure(err)) {
+    let address: string;
+    try {
+      address = temporalAddressOf(addressArg(args));
+    } catch {
+      return err;
+    }
+    return new TemporalUnreachableError(address, err instanceof Error ? err.message : String(err));
+  }
+  return err;
 }
 
 if (isEntryPoint(import.meta.url)) {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { RunMode, StreamWorkflowInput } from "../../workflows/types.js";
 import { checkpointLocationProblem } from "../checkpoint/location.js";
+import { parseProcessingTime } from "../contract/normalise/trigger.js";
 import { defaultCheckpointKey, type LoadContractOptions } from "../contract/index.js";
 import { ConfigError } from "../errors.js";
 import type { Contract } from "../contract/types.js";
@@ -28,6 +29,7 @@ export function connectionOf(values: { address?: string; namespace?: string; "ta
 export const STREAM_FLAGS = {
   source: { type: "string", short: "s" },
   mode: { type: "string", short: "m" },
+  interval: { type: "string" },
   engine: { type: "string" },
   checkpoint: { type: "string" },
   "checkpoint-key": { type: "string" },
@@ -50,7 +52,9 @@ export type StreamFlagValues = {
 };
 
 export const STREAM_HELP = `  -s, --source JSON|FILE   source config (default: the contract's source: block)
-  -m, --mode MODE          available_now | continuous
+  -m, --mode MODE          available_now | continuous | processing_time
+      --interval TIME      processing_time: a batch every TIME, e.g. 30s or "30 seconds"
+                           (default: the contract's processing_time)
       --engine ENGINE      duckdb | polars
       --checkpoint PATH    SQLite file (as the workers see it) or "target"
       --checkpoint-key KEY default stream::<dataset>
@@ -135,10 +139,12 @@ export function streamInputOf(
   const input: StreamWorkflowInput = {
     contract: resolve(contractPath),
     source: source as StreamWorkflowInput["source"],
-    mode: oneOf("--mode", values.mode, ["available_now", "continuous"] as const, (mode.fromContract ? settings.mode : undefined) ?? mode.fallback),
+    mode: oneOf("--mode", values.mode, STREAM_MODES, (mode.fromContract ? settings.mode : undefined) ?? mode.fallback),
     // Known here, where the contract was loaded with its vars: the client need not load it again.
     checkpointKey: values["checkpoint-key"] ?? defaultCheckpointKey(contract),
   };
+  const intervalMs = modeInterval(input.mode, values.interval, settings.intervalMs);
+  if (intervalMs !== undefined) input.intervalMs = intervalMs;
   const vars = varsOf(values.var);
   if (vars) input.vars = vars;
   if (values.env) input.environment = values.env;
@@ -158,4 +164,22 @@ export function streamInputOf(
   if (maxRecordBytes) input.maxRecordBytes = maxRecordBytes;
   if (values["reset-checkpoint"] === true) input.resetCheckpoint = true;
   return input;
+}
+
+/** The modes `--mode` takes (run and start; schedule drains only). */
+export const STREAM_MODES = ["available_now", "continuous", "processing_time"] as const;
+
+/**
+ * processing_time's interval in ms: `--interval` (30s, "30 seconds"), else the contract's
+ * `processing_time`. `--interval` with another mode is refused rather than ignored.
+ */
+export function modeInterval(mode: RunMode | undefined, flag: string | undefined, fromContract: number | undefined): number | undefined {
+  if (flag !== undefined && mode !== "processing_time") {
+    throw new UsageError(`--interval goes with --mode processing_time (the mode is ${mode ?? "available_now"})`);
+  }
+  if (mode !== "processing_time") return undefined;
+  if (flag === undefined) return fromContract;
+  const ms = parseProcessingTime(flag);
+  if (ms === undefined) throw new UsageError(`--interval: expected an interval such as 30s or "30 seconds" (got "${flag}")`);
+  return ms;
 }

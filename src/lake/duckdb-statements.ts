@@ -7,6 +7,7 @@ import { mergeDeletes, type MergeDeletes } from "./duckdb-merge.js";
 import { quarantineInsertSql, type Lookup } from "./duckdb-quarantine.js";
 import { QSTAGE, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import type { TableColumn } from "./duckdb-tables.js";
+import { SEQ_COLUMN } from "./row-seq.js";
 
 /** The DuckDB writer's staging table for GoodColumns (a temporary table: one per connection). */
 export const STAGE_TABLE = "lakelogic_stage";
@@ -21,9 +22,9 @@ export const STAGE = `temp.main.${STAGE_TABLE}`;
  */
 export interface Statements {
   truncate: DuckDBPreparedStatement;
-  /** $1 the batch document (spelt from the rows): insert its rows. */
+  /** $1 the batch document (spelt from the rows), $2 the last row sequence number taken: insert its rows. */
   insert: DuckDBPreparedStatement;
-  /** Fill the table from the staging table (GoodColumns for a table that is not the contract's layout). */
+  /** $1 the last row sequence number taken: fill the table from the staging table (GoodColumns). */
   insertFromStage: string;
   /** Merge: delete the batch's keys (see MergeDeletes). */
   deleteKeys?: MergeDeletes;
@@ -43,12 +44,14 @@ export async function prepareStatements(
   const table = quoteIdent(config.table);
   // Table columns the contract fills; the others (fields since dropped) default to NULL.
   const filled = tableColumns.filter((c) => c.plan >= 0);
-  const insertFrom = (source: string) =>
-    `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}) SELECT ${filled.map((c) => `c${c.plan}`).join(", ")} FROM ${source}`;
+  // `$seq`: the last row sequence number taken before this batch (row-seq.ts); the rows number on from it.
+  const insertFrom = (source: string, seq: string) =>
+    `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}, ${quoteIdent(SEQ_COLUMN)}) ` +
+    `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")}, ${seq}::BIGINT + row_number() OVER () FROM ${source}`;
   const s: Statements = {
     truncate: await conn.prepare(`DELETE FROM ${table}`),
-    insert: await conn.prepare(insertFrom(`(${documentSelect(plans, plans.map((_, i) => i))})`)),
-    insertFromStage: insertFrom(STAGE),
+    insert: await conn.prepare(insertFrom(`(${documentSelect(plans, plans.map((_, i) => i))})`, "$2")),
+    insertFromStage: insertFrom(STAGE, "$1"),
   };
   if (config.strategy === "merge") s.deleteKeys = mergeDeletes(table, plans, keyPlans);
   if (config.quarantine.enabled) {

@@ -6,6 +6,7 @@ import type { LakeConfig } from "./config.js";
 import { DUCKDB_QUARANTINE_COLUMNS } from "./duckdb-quarantine.js";
 import { prepareQuarantineFiles } from "./duckdb-quarantine-files.js";
 import { QUARANTINE_COLUMNS } from "./quarantine.js";
+import { SEQ_COLUMN } from "./row-seq.js";
 
 /** Column of the existing table and where its values come from (-1: not in the contract → NULL). */
 export interface TableColumn {
@@ -51,7 +52,10 @@ async function prepareGoodTable(
   plans: readonly ColumnPlan[],
 ): Promise<TableColumn[]> {
   const table = quoteIdent(config.table);
-  await conn.run(`CREATE TABLE IF NOT EXISTS ${table} (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
+  const seq = `${quoteIdent(SEQ_COLUMN)} BIGINT`;
+  await conn.run(`CREATE TABLE IF NOT EXISTS ${table} (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")}, ${seq})`);
+  // A table made before rows carried their sequence number (row-seq.ts): old rows read NULL.
+  await conn.run(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${seq}`);
   let existing = await tableColumnsOf(conn, config.table);
   const byName = new Map(existing.map((c) => [c.name.toLowerCase(), c]));
   let altered = false;

@@ -19,6 +19,7 @@ import { prepareStatements, STAGE, STAGE_TABLE, type Statements } from "./duckdb
 import { prepareTables, type TableColumn } from "./duckdb-tables.js";
 import { LakeWriteError } from "./errors.js";
 import { payloadBatch, type PayloadBatch } from "./payload-batch.js";
+import { ensureSeqTable, loadSeq, storeSeq } from "./row-seq.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
 
 /** @internal Crash tests stop a write here. */
@@ -69,6 +70,7 @@ export class DuckDBLakeWriter implements LakeWriter {
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
       const tableColumns = await db.exclusive(async () => {
         await ensureCommitsTable(conn);
+        await ensureSeqTable(conn);
         return prepareTables(conn, config, plans);
       });
       return new DuckDBLakeWriter(config, db, conn, plans, tableColumns, keyPlans);
@@ -138,13 +140,16 @@ export class DuckDBLakeWriter implements LakeWriter {
       }
       if (config.strategy === "overwrite") await s.truncate.run();
       let goodWritten = 0;
+      const seq = columns || good ? await loadSeq(conn, config.table) : 0;
       if (columns) {
-        goodWritten = await this.appendGood(s, columns);
+        goodWritten = await this.appendGood(s, columns, seq);
       } else if (good) {
         if (config.strategy === "merge") await this.deleteKeys(s.deleteKeys!.rows, good.keysDoc!, good.nullKey);
         s.insert.bindVarchar(1, good.doc);
+        s.insert.bindBigInt(2, BigInt(seq));
         goodWritten = (await s.insert.run()).rowsChanged;
       }
+      if (goodWritten > 0) await storeSeq(conn, config.table, seq + goodWritten);
       const mode = config.quarantine.enabled && req.stream ? await this.quarantineMode(req.stream, req.batchId) : undefined;
       replacedFiles = mode?.files;
       let badWritten = 0;
@@ -281,28 +286,25 @@ export class DuckDBLakeWriter implements LakeWriter {
 
   /**
    * Write GoodColumns: the merge deletes the batch's keys (spelt by the engine), then the chunks
-   * are appended as they are — no value is converted, spelt or parsed on the way. They go to the
-   * table itself when its columns are the contract's, in order; else (a table that kept columns
-   * of dropped fields, or added new ones at its end) to a staging table of this connection, from
-   * which one INSERT fills the table's columns by name. The appender joins the open transaction,
-   * so a rollback takes its rows back too.
+   * are appended as they are — no value is converted, spelt or parsed on the way — to a staging
+   * table of this connection, from which one INSERT fills the table's columns by name and numbers
+   * the rows after `seq` (row-seq.ts). The appender joins the open transaction, so a rollback
+   * takes its rows back too.
    */
-  private async appendGood(s: Statements, good: GoodColumns): Promise<number> {
-    const { conn, config, plans } = this;
+  private async appendGood(s: Statements, good: GoodColumns, seq: number): Promise<number> {
+    const { conn, config } = this;
     if (config.strategy === "merge" && !(await this.noneStored(s, good.keys!))) {
       await this.deleteKeys(s.deleteKeys!.text, good.keys!.doc!, good.keys!.someNull);
     }
-    // The appender fills every column of its table, in order.
-    const direct = this.tableColumns.length === plans.length && this.tableColumns.every((c, i) => c.plan === i);
-    if (!direct) await this.ensureStage();
-    const appender = direct ? await conn.createAppender(config.table) : await conn.createAppender(STAGE_TABLE, "main", "temp");
+    // The appender fills every column of its table, in order: the table has the row sequence too.
+    await this.ensureStage();
+    const appender = await conn.createAppender(STAGE_TABLE, "main", "temp");
     try {
       for (const chunk of good.chunks) appender.appendDataChunk(chunk);
     } finally {
       appender.closeSync();
     }
-    if (direct) return good.count;
-    const written = await runPlanned(conn, s.insertFromStage, () => undefined);
+    const written = await runPlanned(conn, s.insertFromStage, (p) => p.bindBigInt(1, BigInt(seq)));
     await conn.run(`DELETE FROM ${STAGE}`);
     return written;
   }

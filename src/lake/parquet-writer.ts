@@ -20,6 +20,7 @@ import { LakeBusyError, LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
 import { fsyncPath, isQuarantineFileOf, uniqueParquetName as uniqueName } from "./quarantine-files.js";
 import { commitOf } from "./commit-log.js";
+import { SEQ_COLUMN } from "./row-seq.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
 /**
@@ -63,6 +64,11 @@ export interface Manifest {
    * so it changes in the same rename as the batch's files and is never there without them.
    */
   commits?: Record<string, LakeCommit>;
+  /**
+   * The greatest row sequence number handed out (row-seq.ts): the files' `_lakelogic_seq` values
+   * go up to it. Absent before the first row that carried one.
+   */
+  lastSeq?: number;
   updatedAt: string;
 }
 
@@ -76,7 +82,12 @@ export function quarantineDir(config: LakeConfig): string {
 }
 
 export function readManifest(config: LakeConfig): Manifest | undefined {
-  const path = join(tableDir(config), META_DIR, MANIFEST_FILE);
+  return readManifestAt(tableDir(config));
+}
+
+/** The manifest of the table whose directory is `dir`, or undefined when it has none yet. */
+export function readManifestAt(dir: string): Manifest | undefined {
+  const path = join(dir, META_DIR, MANIFEST_FILE);
   if (!existsSync(path)) return undefined;
   const m = JSON.parse(readFileSync(path, "utf8")) as Partial<Manifest>;
   if (m.format !== MANIFEST_FORMAT || !Array.isArray(m.data) || !Array.isArray(m.quarantine)) {
@@ -286,7 +297,7 @@ export class ParquetLakeWriter implements LakeWriter {
       }
       if (count > 0) {
         const name = uniqueName("part", req.batchId);
-        const rows = await this.copyToFile("SELECT * FROM stage", dir, name, created);
+        const rows = await this.copyToFile(numberedStage(this.manifest.lastSeq ?? 0), dir, name, created);
         data.push({ file: name, rows, batchId: req.batchId });
       }
 
@@ -318,7 +329,7 @@ export class ParquetLakeWriter implements LakeWriter {
         generation: this.manifest.generation + 1,
         data,
         quarantine: quarantineFiles,
-        ...commitsAfter(this.manifest, req),
+        ...commitsAfter(this.manifest, req, count),
         updatedAt: new Date().toISOString(),
       };
       if (created.length > 0) {
@@ -379,10 +390,21 @@ async function checkColumnTypes(conn: DuckDBConnection, config: LakeConfig, plan
   }
 }
 
-/** The manifest's commit log with this batch's entry (commit-log.ts), when it makes one. */
-function commitsAfter(manifest: Manifest, req: WriteRequest): Pick<Manifest, "commits"> {
+/**
+ * The manifest's commit log with this batch's entry (commit-log.ts), when it makes one, and the
+ * greatest row sequence number after its `count` good rows (row-seq.ts).
+ */
+function commitsAfter(manifest: Manifest, req: WriteRequest, count: number): Pick<Manifest, "commits" | "lastSeq"> {
   const logged = commitOf(req);
-  return logged ? { commits: { ...manifest.commits, [logged.key]: logged.commit } } : {};
+  return {
+    ...(logged ? { commits: { ...manifest.commits, [logged.key]: logged.commit } } : {}),
+    ...(count > 0 ? { lastSeq: (manifest.lastSeq ?? 0) + count } : {}),
+  };
+}
+
+/** The staged good rows, numbered on from `seq` (row-seq.ts). */
+function numberedStage(seq: number): string {
+  return `SELECT *, ${seq}::BIGINT + row_number() OVER () AS ${quoteIdent(SEQ_COLUMN)} FROM stage`;
 }
 
 export function sqlList(paths: readonly string[]): string {

@@ -19,6 +19,7 @@ import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeC
 import { acquireDatabase } from "./duckdb-db.js";
 import { listedFiles, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import { quarantineDir, readManifest, sqlList, tableDir } from "./parquet-writer.js";
+import { SEQ_COLUMN } from "./row-seq.js";
 import type { StoredQuarantineRow } from "./types.js";
 
 export interface ReadOptions {
@@ -136,7 +137,8 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
   return readAll(conn, `SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
 }
 
-async function readAll(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+/** The rows of a query, values in the canonical form of `readTable` (also for the `lake` source). */
+export async function readAll(conn: DuckDBConnection, sql: string): Promise<Row[]> {
   const reader: DuckDBResultReader = await conn.runAndReadAll(sql);
   const names = reader.columnNames();
   const types = reader.columnTypes();
@@ -174,7 +176,9 @@ function toJs(v: DuckDBValue, type: DuckDBType): unknown {
   return String(v);
 }
 
-function fromStored(config: LakeConfig, row: Row): Row {
+function fromStored(config: LakeConfig, stored: Row): Row {
+  // The row sequence number is the lake's bookkeeping (row-seq.ts), not the contract's data.
+  const { [SEQ_COLUMN]: _seq, ...row } = stored;
   if (config.schemaless) return (row[RECORD_COLUMN] ?? {}) as Row;
   if (!config.keepExtra) return row;
   const { [EXTRA_COLUMN]: extra, ...rest } = row;

@@ -55,7 +55,19 @@ export function lintText(text: string, file: string, rules: readonly LintRule[] 
       for (const hit of rule.check(contract)) findings.push(toFinding(rule, hit, doc, file));
     }
   }
-  return findings.sort(compareFindings);
+  return withoutRestatements(findings).sort(compareFindings);
+}
+
+/** LOAD-* findings restate what the loader says; ids of the rules that run the loader. */
+const LOADER_IDS = /^LOAD-/;
+
+/**
+ * Drops a loader finding where another rule already reports a problem on the same line (FORMAT-001
+ * and the loader both refuse `format: delta`): one problem, one finding, the rule's more specific one.
+ */
+function withoutRestatements(findings: Finding[]): Finding[] {
+  const ruleLines = new Set(findings.filter((f) => !LOADER_IDS.test(f.id)).map((f) => `${f.file}\0${f.line}`));
+  return findings.filter((f) => !LOADER_IDS.test(f.id) || !ruleLines.has(`${f.file}\0${f.line}`));
 }
 
 async function walk(dir: string, out: string[]): Promise<void> {

@@ -2,6 +2,7 @@ import type { CollectedBatch } from "../batch/collect.js";
 import type { ValidatedBatch } from "../batch/validate.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, CursorSource, SourceRecord } from "../sources/core/types.js";
+import { SPANS, inStage } from "../observe/trace.js";
 
 /** Validates a batch's records (the contract and engine of its stream). */
 export type Validator = (records: readonly SourceRecord[]) => Promise<ValidatedBatch>;
@@ -73,12 +74,18 @@ export class PipelineBatch {
 
   /** After the commit of a cursor source's batch: tell the source (e.g. Kafka's group commit). */
   async committed(cursor: Cursor): Promise<void> {
-    if (this.settler.kind === "cursor" && this.settler.isOpen()) await this.settler.source.committed?.(cursor);
+    const settler = this.settler;
+    if (settler.kind === "cursor" && settler.isOpen()) {
+      await inStage(SPANS.ack, { "lakelogic.source.kind": "cursor" }, async () => settler.source.committed?.(cursor));
+    }
   }
 
   /** After the commit of a queue's batch: acknowledge its messages (I8). */
   async acknowledge(): Promise<void> {
-    if (this.settler.kind === "ack") await this.settler.source.ack(this.settler.tokens);
+    const settler = this.settler;
+    if (settler.kind === "ack") {
+      await inStage(SPANS.ack, { "lakelogic.source.kind": "ack", "lakelogic.records": settler.tokens.length }, () => settler.source.ack(settler.tokens));
+    }
   }
 
   /** The batch failed: hand a queue's messages back at once, so a retry does not wait for their leases. */

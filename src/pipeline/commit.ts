@@ -1,4 +1,5 @@
 import { writeAndCommit, type CommitHooks, type CommittedBatch, type StreamPosition } from "../batch/commit.js";
+import { SPANS, inStage, startStage, type StageSpan } from "../observe/trace.js";
 import type { ValidatedBatch } from "../batch/validate.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { PipelineBatch } from "./batch.js";
@@ -33,8 +34,25 @@ export async function commitBatch(
   } = {},
 ): Promise<CommittedBatch> {
   const { target, key, writerId, hooks } = dest;
+  // Spans: validate (awaited inside), then write until the rows are durable, then commit.
+  let write: StageSpan | undefined;
+  let commit: StageSpan | undefined;
+  const validate = options.validated ? () => Promise.resolve(options.validated!) : () => batch.validated();
+  const traced = async () => {
+    const validated = await inStage(SPANS.validate, { "lakelogic.records": batch.records.length }, validate);
+    write = startStage(SPANS.write, { "lakelogic.records.good": validated.goodCount, "lakelogic.records.bad": validated.bad.length });
+    return validated;
+  };
+  const tracedHooks: CommitHooks = {
+    afterWrite: async (batchId) => {
+      write?.end();
+      write = undefined;
+      commit = startStage(SPANS.commit, { "lakelogic.batch.id": batchId });
+      await hooks?.afterWrite?.(batchId);
+    },
+  };
   try {
-    return await writeAndCommit(
+    const done = await writeAndCommit(
       {
         lake: target.lake,
         store: target.store,
@@ -46,10 +64,17 @@ export async function commitBatch(
       },
       previous,
       "cursor" in options ? options.cursor : batch.cursor,
-      options.validated ? () => Promise.resolve(options.validated!) : () => batch.validated(),
-      hooks,
+      traced,
+      tracedHooks,
     );
+    // A store inside the target commits in the write's transaction (and a batch already committed
+    // writes nothing): its commit span is that instant.
+    write?.end();
+    (commit ?? startStage(SPANS.commit, { "lakelogic.batch.id": done.record.batchId, "lakelogic.commit.in_target": target.inTarget })).end();
+    return done;
   } catch (err) {
+    write?.end(err);
+    commit?.end(err);
     await batch.release();
     throw err;
   }

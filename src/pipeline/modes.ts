@@ -1,14 +1,28 @@
 import { ConfigError } from "../errors.js";
+import type { TriggerRunMode } from "../contract/normalise/trigger.js";
 import type { RunMode, Source } from "../sources/core/types.js";
 
-export const RUN_MODES: readonly RunMode[] = ["available_now", "continuous"];
+/**
+ * How a run goes: `available_now` drains to the end snapshot and stops; `continuous` cuts the
+ * next batch as soon as the one before is committed; `processing_time` starts a batch every
+ * interval (Spark's Trigger.ProcessingTime). A source sees only how it is read (`RunMode`):
+ * processing_time reads it as continuous (see `readModeOf`).
+ */
+export type StreamMode = TriggerRunMode;
+
+export const RUN_MODES: readonly StreamMode[] = ["available_now", "continuous", "processing_time"];
 
 /** `mode` is one of RUN_MODES; a ConfigError naming it otherwise. */
-export function checkRunMode(mode: unknown): RunMode {
-  if (!RUN_MODES.includes(mode as RunMode)) {
+export function checkRunMode(mode: unknown): StreamMode {
+  if (!RUN_MODES.includes(mode as StreamMode)) {
     throw new ConfigError("mode", `expected one of ${RUN_MODES.join(", ")}; got ${JSON.stringify(mode)}`);
   }
-  return mode as RunMode;
+  return mode as StreamMode;
+}
+
+/** How the source is read in `mode`: a processing_time run keeps reading between its triggers. */
+export function readModeOf(mode: StreamMode): RunMode {
+  return mode === "available_now" ? "available_now" : "continuous";
 }
 
 /**

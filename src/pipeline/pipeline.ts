@@ -1,15 +1,17 @@
 import { BatchCollector, receiveBatch, recordBytes, type BatchLimits, type CollectedBatch } from "../batch/collect.js";
 import { encodeCursor } from "../checkpoint/codec.js";
 import type { Cursor } from "../checkpoint/types.js";
-import type { AckSource, CursorSource, RunMode, Source, SourceLag } from "../sources/core/types.js";
+import type { AckSource, CursorSource, Source, SourceLag } from "../sources/core/types.js";
 import { PipelineBatch, type Validator } from "./batch.js";
-import { assertSourceServes } from "./modes.js";
+import { assertSourceServes, readModeOf, type StreamMode } from "./modes.js";
 import { ReadAhead } from "./read-ahead.js";
+import { SPANS, loadTracing, startStage } from "../observe/trace.js";
 
 /** How one stream is read, validated and written: everything a pipeline needs, opened. */
 export interface PipelineOptions {
   source: Source;
-  mode: RunMode;
+  /** processing_time reads the source as continuous; its batches wait at most maxWaitMs for a first record. */
+  mode: StreamMode;
   limits: BatchLimits;
   validate: Validator;
   /** Cuts the batch being collected (StreamSink's stop; the Temporal runtime cuts per call). */
@@ -53,7 +55,8 @@ export class StreamPipeline {
   async open(cursor: Cursor | undefined, snapshot?: DrainEnd): Promise<DrainEnd> {
     const { source, mode } = this.o;
     // Before the seek: a push source refused here never starts listening (both runtimes open here).
-    assertSourceServes(source, mode);
+    assertSourceServes(source, readModeOf(mode));
+    await loadTracing();
     if (source.kind === "cursor") {
       await source.seek(cursor ?? undefined);
       if (mode === "available_now") {
@@ -72,7 +75,22 @@ export class StreamPipeline {
    * give up waiting for a first record after this long (an empty batch). `stop` cuts it.
    */
   async next(stop: AbortSignal, options: { idleMs?: number } = {}): Promise<PipelineBatch> {
-    const limits: BatchLimits = options.idleMs === undefined ? this.o.limits : { ...this.o.limits, maxIdleMs: options.idleMs };
+    const span = startStage(SPANS.fetch, { "lakelogic.source.kind": this.o.source.kind });
+    try {
+      const batch = await this.nextBatch(stop, options);
+      span.setAttributes({ "lakelogic.records": batch.records.length, "lakelogic.batch.cut": batch.cut, "lakelogic.exhausted": batch.exhausted });
+      span.end();
+      return batch;
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
+  }
+
+  private async nextBatch(stop: AbortSignal, options: { idleMs?: number }): Promise<PipelineBatch> {
+    // A processing_time trigger takes what is there: with nothing within maxWaitMs, it is empty.
+    const idleMs = options.idleMs ?? (this.o.mode === "processing_time" ? this.o.limits.maxWaitMs : undefined);
+    const limits: BatchLimits = idleMs === undefined ? this.o.limits : { ...this.o.limits, maxIdleMs: idleMs };
     const { source } = this.o;
     if (source.kind === "ack") return this.receive(source, limits, stop);
     const ahead = this.ahead;
@@ -141,7 +159,7 @@ export class StreamPipeline {
 
   private cursorCollector(source: CursorSource): BatchCollector {
     this.collector ??= new BatchCollector(
-      source.read({ mode: this.o.mode, signal: this.reading.signal })[Symbol.asyncIterator](),
+      source.read({ mode: readModeOf(this.o.mode), signal: this.reading.signal })[Symbol.asyncIterator](),
       () => source.currentCursor(),
     );
     return this.collector;

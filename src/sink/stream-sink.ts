@@ -3,7 +3,8 @@ import { hostname } from "node:os";
 import { addCounts, positionOf, ZERO_COUNTS, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
-import { loadContract, runModeOfTrigger } from "../contract/index.js";
+import { loadContract, parseProcessingTime } from "../contract/index.js";
+import { streamModeOfTrigger } from "../contract/normalise/trigger.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineName } from "../engine/types.js";
@@ -16,13 +17,27 @@ import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import { loadStart } from "../pipeline/start.js";
 import { openTarget } from "../pipeline/target.js";
-import { assertSourceServes, checkRunMode, RUN_MODES } from "../pipeline/modes.js";
-import { CursorFnSource, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
-import type { RunMode, Source, SourceLag } from "../sources/core/types.js";
+import { assertSourceServes, checkRunMode, readModeOf, RUN_MODES, type StreamMode } from "../pipeline/modes.js";
+import { SYSTEM_CLOCK, type TriggerClock } from "../pipeline/clock.js";
+import { nextTriggerAt } from "../../workflows/trigger.js";
+import { CursorFnSource, streamRunSettings, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
+import type { Source, SourceLag } from "../sources/core/types.js";
 import { optionNames, refuseUnknownOptions } from "../sources/core/unknown-options.js";
+import { defaultLogger, type Logger } from "../observe/logger.js";
+import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
+import { SPANS, inStage, type StageSpan } from "../observe/trace.js";
 
 export { StreamRunError, RUN_MODES };
-export type { BatchReport, RunOptions, StopReason, StreamRunSummary };
+export type { BatchReport, RunOptions, StopReason, StreamRunSummary, StreamMode };
+
+/** What `run()` takes: RunOptions and, for processing_time, the interval. */
+export interface SinkRunOptions extends RunOptions {
+  /**
+   * processing_time: a batch starts every interval — `"30 seconds"`, `"30s"` or milliseconds.
+   * Default: the contract's `processing_time`; without one, 0 (each batch right after the last).
+   */
+  interval?: string | number;
+}
 
 export interface StreamSinkOptions extends BatchOptions {
   /** `duckdb` (default), `polars`, or an engine instance you own. */
@@ -64,8 +79,17 @@ export interface StreamSinkOptions extends BatchOptions {
    * function with the stored cursor (undefined on the first run), so it resumes after it.
    */
   cursorFn?: CursorFn;
+  /**
+   * Where the sink logs (a checkpoint reset at warn, each committed batch at debug). Default: the
+   * process logger (`defaultLogger()`, text at info on stderr). See docs/observability.md.
+   */
+  logger?: Logger;
+  /** Prometheus metrics to record each committed batch into (labels: the dataset and checkpoint key). */
+  metrics?: StreamMetrics;
   /** @internal test hooks (crash tests pause between write and commit). */
   hooks?: CommitHooks;
+  /** @internal the clock processing_time waits on (tests drive one by hand). */
+  clock?: TriggerClock;
 }
 
 /** Every option name, for the refusal of unknown ones (the compiler keeps it complete). */
@@ -85,14 +109,31 @@ const SINK_OPTIONS = optionNames<StreamSinkOptions>()([
   "writerId",
   "readAhead",
   "cursorFn",
+  "logger",
+  "metrics",
   "hooks",
+  "clock",
 ]);
-const RUN_OPTIONS = optionNames<RunOptions>()(["maxBatches"]);
+const RUN_OPTIONS = optionNames<SinkRunOptions>()(["maxBatches", "interval"]);
 /** The Python package's StreamSink options that are not a mere respelling of one here. */
 const PYTHON_OPTIONS: Readonly<Record<string, string>> = {
   window_seconds: 'use "maxWaitMs" (milliseconds)',
   processor: "the contract and engine options build the validator; pass an Engine as `engine` to supply your own",
 };
+
+/** What the loop of one run carries from batch to batch. */
+interface Turn {
+  pipeline: StreamPipeline;
+  dest: StreamDestination;
+  state: RunState;
+  stop: AbortSignal;
+  maxBatches: number | undefined;
+  labels: StreamLabels;
+  taken: number;
+  lastCursor: Cursor | undefined;
+  /** processing_time: when triggers start (one batch each, no read-ahead). */
+  schedule: TriggerSchedule | undefined;
+}
 
 /** What StreamSink reads from: a source, or with `cursorFn` a function that resumes after a cursor. */
 export type StreamSinkSource = SourceInput | ResumableIterable;
@@ -129,18 +170,23 @@ export class StreamSink {
 
   /**
    * Run the stream. Without a mode, the contract's trigger decides (`available_now`/`once` drain,
-   * `continuous`/`processing_time`/`micro_batch` keep running); without a trigger, available_now.
+   * `continuous`/`micro_batch` keep running, `processing_time` runs a batch every interval);
+   * without a trigger, available_now.
    */
-  async run(mode?: RunMode, runOptions: RunOptions = {}): Promise<StreamRunSummary> {
+  async run(mode?: StreamMode, runOptions: SinkRunOptions = {}): Promise<StreamRunSummary> {
     if (mode !== undefined) checkRunMode(mode);
     refuseUnknownOptions("run", runOptions, RUN_OPTIONS);
     if (runOptions.maxBatches !== undefined) positiveInt("maxBatches", runOptions.maxBatches);
+    if (runOptions.interval !== undefined && mode !== undefined && mode !== "processing_time") {
+      throw new ConfigError("interval", `goes with the processing_time mode; got mode ${JSON.stringify(mode)}`);
+    }
 
     const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
-    mode ??= runModeOfTrigger(contract.trigger);
+    mode ??= streamModeOfTrigger(contract.trigger);
+    const everyMs = mode === "processing_time" ? triggerIntervalMs(runOptions.interval, contract) : undefined;
     const source = this.openSource();
     // Before anything opens: a push source in available_now is refused, not run for a moment.
-    assertSourceServes(source, mode);
+    assertSourceServes(source, readModeOf(mode));
     const key = this.options.checkpointKey ?? `stream::${contract.dataset}`;
     const writerId = this.options.writerId ?? `sink:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -178,13 +224,16 @@ export class StreamSink {
         stop: stop.signal,
       });
       resources.push(() => pipeline.close());
-      state.position = positionOf(await loadStart(target, key, { resetCheckpoint: this.options.resetCheckpoint }));
+      state.position = positionOf(await loadStart(target, key, { resetCheckpoint: this.options.resetCheckpoint, ...this.warnTo() }));
       resumedFrom = state.position.cursor ?? null;
       await pipeline.open(state.position.cursor);
       const dest: StreamDestination = { target, key, writerId, hooks: this.options.hooks };
-      stoppedBy = await this.loop(pipeline, dest, state, stop.signal, runOptions.maxBatches);
+      const labels = { stream: contract.dataset, checkpointKey: key };
+      const schedule = everyMs === undefined ? undefined : new TriggerSchedule(everyMs, this.options.clock ?? SYSTEM_CLOCK);
+      stoppedBy = await this.loop(pipeline, dest, state, stop.signal, runOptions.maxBatches, labels, schedule);
       return summary();
     } catch (err) {
+      stoppedBy = "error";
       throw new StreamRunError(summary(), err);
     } finally {
       detach();
@@ -204,54 +253,80 @@ export class StreamSink {
     state: RunState,
     stop: AbortSignal,
     maxBatches: number | undefined,
+    labels: StreamLabels,
+    schedule?: TriggerSchedule,
   ): Promise<StopReason> {
-    let taken = 0;
-    let lastCursor = state.position!.cursor;
+    const turn: Turn = { pipeline, dest, state, stop, maxBatches, labels, taken: 0, lastCursor: state.position!.cursor, schedule };
     while (true) {
-      if (stop.aborted && pipeline.source.kind === "ack") return "signal";
-      const batch = await pipeline.next(stop);
-      taken++;
-      if (!batch.exhausted && !stop.aborted) {
-        const budget = maxBatches === undefined ? undefined : maxBatches - taken - pipeline.readAheadState().held;
-        pipeline.readAhead(this.readAhead, budget === undefined ? {} : { budget });
-      }
-      if (batchMoves(batch, lastCursor)) {
-        const committed = await commitBatch(dest, state.position!, batch);
-        state.position = committed.position;
-        await batch.committed(committed.record.cursor);
-        await batch.acknowledge(); // I8: only after the commit
-        const validated = await batch.validated();
-        const after = await pipeline.progressAfter(committed.record.cursor);
-        const report: BatchReport = {
-          batchId: committed.record.batchId,
-          sourceCount: validated.sourceCount,
-          goodCount: validated.goodCount,
-          badCount: validated.bad.length,
-          supersededCount: validated.supersededCount,
-          badAlreadyPresent: committed.write.badAlreadyPresent,
-          cursor: committed.record.cursor,
-          cut: batch.cut,
-          ruleCounts: validated.ruleCounts,
-          datasetRules: validated.datasetRules,
-          totals: committed.record.totals,
-          lag: after.lag,
-          endCursor: after.endCursor,
-          progress: after.progress,
-          durationMs: Date.now() - batch.startedAt,
-        };
-        state.batches++;
-        state.counts = addCounts(state.counts, report);
-        if (report.lag) state.lastLag = report.lag;
-        await this.options.onBatch?.(report);
-        if (batch.cursor !== undefined) lastCursor = batch.cursor;
-      }
-      if (batch.exhausted) return "end";
-      if (stop.aborted) {
-        const ahead = pipeline.readAheadState();
-        if (ahead.held === 0 && !ahead.collecting) return "signal";
-      }
-      if (maxBatches !== undefined && state.batches >= maxBatches) return "max-batches";
+      if (stop.aborted && (pipeline.source.kind === "ack" || schedule)) return "signal";
+      // One span per batch: its fetch, validate, write, commit and ack are its children.
+      const stopped = await inStage(SPANS.batch, { "lakelogic.checkpoint_key": dest.key }, (span) => this.step(turn, span));
+      if (stopped) return stopped;
+      // processing_time: wait for the next trigger (an empty one committed nothing: batchMoves).
+      await schedule?.waitForNext(stop);
     }
+  }
+
+  /** One turn of the loop: take a batch, write and commit it; a StopReason when the run ends. */
+  private async step(loop: Turn, span: StageSpan): Promise<StopReason | undefined> {
+    const { pipeline, dest, state, stop, maxBatches, labels } = loop;
+    const batch = await pipeline.next(stop);
+    const taken = ++loop.taken;
+    // processing_time reads nothing ahead: each trigger's batch is cut when the trigger starts.
+    if (!loop.schedule && !batch.exhausted && !stop.aborted) {
+      const budget = maxBatches === undefined ? undefined : maxBatches - taken - pipeline.readAheadState().held;
+      pipeline.readAhead(this.readAhead, budget === undefined ? {} : { budget });
+    }
+    if (batchMoves(batch, loop.lastCursor)) {
+      const committed = await commitBatch(dest, state.position!, batch);
+      state.position = committed.position;
+      await batch.committed(committed.record.cursor);
+      await batch.acknowledge(); // I8: only after the commit
+      const validated = await batch.validated();
+      const after = await pipeline.progressAfter(committed.record.cursor);
+      const report: BatchReport = {
+        batchId: committed.record.batchId,
+        sourceCount: validated.sourceCount,
+        goodCount: validated.goodCount,
+        badCount: validated.bad.length,
+        supersededCount: validated.supersededCount,
+        badAlreadyPresent: committed.write.badAlreadyPresent,
+        cursor: committed.record.cursor,
+        cut: batch.cut,
+        ruleCounts: validated.ruleCounts,
+        datasetRules: validated.datasetRules,
+        totals: committed.record.totals,
+        lag: after.lag,
+        endCursor: after.endCursor,
+        progress: after.progress,
+        durationMs: Date.now() - batch.startedAt,
+      };
+      state.batches++;
+      state.counts = addCounts(state.counts, report);
+      if (report.lag) state.lastLag = report.lag;
+      span.setAttributes({ "lakelogic.batch.id": report.batchId, "lakelogic.records": report.sourceCount });
+      this.options.metrics?.recordBatch(labels, report);
+      this.logger().debug("batch committed", { key: dest.key, batch: report.batchId, records: report.sourceCount, durationMs: report.durationMs });
+      await this.options.onBatch?.(report);
+      if (batch.cursor !== undefined) loop.lastCursor = batch.cursor;
+    }
+    if (batch.exhausted) return "end";
+    if (stop.aborted) {
+      const ahead = pipeline.readAheadState();
+      if (ahead.held === 0 && !ahead.collecting) return "signal";
+    }
+    if (maxBatches !== undefined && state.batches >= maxBatches) return "max-batches";
+    return undefined;
+  }
+
+  private logger(): Logger {
+    return this.options.logger ?? defaultLogger();
+  }
+
+  /** A checkpoint reset is reported through the logger when one was given (else a process warning). */
+  private warnTo(): { onWarning?: (message: string) => void } {
+    const logger = this.options.logger;
+    return logger ? { onWarning: (message) => logger.warn(message, { code: "LAKELOGIC_CHECKPOINT_RESET" }) } : {};
   }
 
   private openSource(): Source {
@@ -268,13 +343,13 @@ export class StreamSink {
     return engine;
   }
 
-  /** In continuous mode, SIGTERM/SIGINT (and the caller's signal) stop after the batches in flight. */
-  private attachStopSignals(mode: RunMode, stop: AbortController): () => void {
+  /** In continuous and processing_time runs, SIGTERM/SIGINT (and the caller's signal) stop after the batches in flight. */
+  private attachStopSignals(mode: StreamMode, stop: AbortController): () => void {
     const onStop = () => stop.abort();
     const external = this.options.signal;
     if (external?.aborted) stop.abort();
     external?.addEventListener("abort", onStop, { once: true });
-    const handle = mode === "continuous" && (this.options.handleSignals ?? true);
+    const handle = mode !== "available_now" && (this.options.handleSignals ?? true);
     if (handle) {
       process.once("SIGTERM", onStop);
       process.once("SIGINT", onStop);
@@ -287,6 +362,39 @@ export class StreamSink {
       }
     };
   }
+}
+
+/**
+ * A processing_time run's triggers: the first when the run starts, each next one on the interval
+ * boundary after it, or at once when the batch overran the boundary (nextTriggerAt).
+ */
+class TriggerSchedule {
+  private startedAt: number;
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly clock: TriggerClock,
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  /** Wait for the next trigger (a stop ends the wait early). */
+  async waitForNext(stop: AbortSignal): Promise<void> {
+    const next = nextTriggerAt(this.startedAt, this.everyMs, this.clock.now());
+    const wait = next - this.clock.now();
+    if (wait > 0) await this.clock.sleep(wait, stop);
+    this.startedAt = next;
+  }
+}
+
+/** The processing_time interval in ms: the run's, else the contract's, else 0. */
+function triggerIntervalMs(interval: string | number | undefined, contract: Contract): number {
+  if (interval === undefined) return streamRunSettings(contract).intervalMs ?? 0;
+  const ms = typeof interval === "number" ? interval : parseProcessingTime(interval);
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) {
+    throw new ConfigError("interval", `expected an interval such as "30 seconds", "30s" or milliseconds; got ${JSON.stringify(interval)}`);
+  }
+  return ms;
 }
 
 /**

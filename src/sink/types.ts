@@ -35,7 +35,8 @@ export interface BatchReport {
   durationMs: number;
 }
 
-export type StopReason = "end" | "signal" | "max-batches";
+/** Why a run stopped; `error`: it failed (the summary of a StreamRunError). */
+export type StopReason = "end" | "signal" | "max-batches" | "error";
 
 export interface StreamRunSummary extends Counts {
   batches: number;

@@ -9,6 +9,14 @@ export { fileSourceFactory } from "./file/factory.js";
 // PostgreSQL keyset backfill from a JSON config (pg is an optional peer, loaded on first query).
 export { postgresSourceFactory } from "./watermark/factory.js";
 export { postgresSpec } from "./watermark/spec.js";
+// A JSON document polled over HTTP (conditional GET); cursor = ETag / Last-Modified and a record watermark.
+export { HttpPollSource, HttpResponseError, httpSourceFactory, type HttpCursor } from "./http/source.js";
+export { httpSpec, type HttpPollOptions, type HttpClock } from "./http/spec.js";
+// A lake table another stream writes (bronze → silver); cursor = the last row sequence number read.
+export { LakeTableSource, type LakeSourceOptions, type LakeCursor } from "./lake/source.js";
+export { lakeSourceFactory, duckdbLakeSourceFactory } from "./lake/factory.js";
+export { lakeSpec, duckdbLakeSpec } from "./lake/spec.js";
+export { LakeSourceBusyError } from "./lake/readers.js";
 
 // Kafka (cursor = per-partition offsets; kafkajs is an optional peer, loaded on first use).
 export {
@@ -49,3 +57,17 @@ export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorO
 export { ServiceBusConnector, servicebusSpec, servicebusSourceFactory, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus/connector.js";
 export { EventGridConnector, eventgridSpec, eventgridSourceFactory, type EventGridConnectorOptions, type EventGridAckToken, type EventGridEventMeta } from "./eventgrid/connector.js";
 export { SchemaRegistryError, DECODER_NAMES, type DecoderName, type Deserialize, type PayloadDecoder } from "./core/decoders/index.js";
+
+// The Python package's connector names, argument order, option names and defaults (docs/connectors.md#migrating-from-the-python-connectors).
+export {
+  AWSSQSConnector,
+  AzureEventGridConnector,
+  AzureServiceBusConnector,
+  GCPPubSubConnector,
+  WebhookConnector,
+  type AWSSQSConnectorOptions,
+  type AzureEventGridConnectorOptions,
+  type AzureServiceBusConnectorOptions,
+  type GCPPubSubConnectorOptions,
+  type WebhookConnectorOptions,
+} from "./python-names.js";

@@ -7,7 +7,9 @@ import type { ComponentSpec } from "./core/spec.js";
 import type { Source } from "./core/types.js";
 import { eventgridSourceFactory } from "./eventgrid/connector.js";
 import { fileSourceFactory } from "./file/factory.js";
+import { httpSourceFactory } from "./http/source.js";
 import { kafkaSourceFactory } from "./kafka/connector.js";
+import { duckdbLakeSourceFactory, lakeSourceFactory } from "./lake/factory.js";
 import { KafkaOffsetSource } from "./kafka/offset-source.js";
 import { pubsubSourceFactory } from "./pubsub/connector.js";
 import { servicebusSourceFactory } from "./servicebus/connector.js";
@@ -32,6 +34,9 @@ export const BUILTIN_SOURCES: readonly SourceFactory[] = [
   servicebusSourceFactory,
   eventgridSourceFactory,
   postgresSourceFactory,
+  httpSourceFactory,
+  lakeSourceFactory,
+  duckdbLakeSourceFactory,
 ];
 
 const registry = new SourceRegistry(BUILTIN_SOURCES);

@@ -113,7 +113,8 @@ export class StreamRuntime implements BatchRuntime {
 
   private async fetchFrom(entry: CachedPipeline, input: FetchBatchInput, stop: AbortSignal): Promise<Omit<FetchBatchResult, "endCursor">> {
     const { pipeline } = entry;
-    const idleMs = input.idleMs ?? IDLE_FETCH_MS;
+    // processing_time: undefined, so a trigger's batch waits at most maxWaitMs (the pipeline's rule).
+    const idleMs = input.idleMs ?? (input.spec.mode === "processing_time" ? undefined : IDLE_FETCH_MS);
     const first = await pipeline.next(stop, { idleMs });
     const cursorOf = (b: PipelineBatch, before: string | null) => (b.cursor === undefined ? before : encodeCursor(b.cursor));
     const cursor = cursorOf(first, input.cursor);

@@ -2,8 +2,12 @@ import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { randomUUID } from "node:crypto";
-import { NativeConnection, Worker, type WorkerOptions } from "@temporalio/worker";
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from "@temporalio/worker";
 import { createBatchActivities, createSharedActivities } from "../../activities/index.js";
+import type { BatchActivities } from "../../workflows/types.js";
+import { ConfigError } from "../errors.js";
+import type { Logger } from "../observe/logger.js";
+import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
 import { StreamRuntime } from "./stream-runtime.js";
 
 export const DEFAULT_TASK_QUEUE = "lakelogic";
@@ -24,6 +28,16 @@ export interface LakeLogicWorkerOptions {
   workerQueue?: string;
   /** Worker identity shown in Temporal; default `<pid>@<host>`. */
   identity?: string;
+  /** Where batch lines (info, one per committed batch) go; default none. */
+  logger?: Logger;
+  /** Record the batches this process writes (and the lag its fetches see) into these metrics. */
+  metrics?: StreamMetrics;
+  /**
+   * host:port where the Temporal SDK serves its own worker metrics (Prometheus, /metrics): task
+   * slots, poll and schedule latencies. Installs the SDK runtime, so it must come before any other
+   * Temporal connection in this process.
+   */
+  sdkMetricsAddress?: string;
 }
 
 export interface LakeLogicWorker {
@@ -55,8 +69,11 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
   const identity = options.identity ? { identity: options.identity } : {};
   const shutdownGraceTime = options.shutdownGraceTimeMs ?? 30_000;
 
+  const logger = options.logger;
+  if (options.sdkMetricsAddress !== undefined || logger) installRuntime(logger, options.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address });
   const runtime = new StreamRuntime();
+  const batchActivities = observed(createBatchActivities(runtime), logger, options.metrics);
   const sharedWorker = await Worker.create({
     connection,
     namespace,
@@ -64,7 +81,7 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
     // Batch activities are registered here too: validate, write and ack run as local
     // activities in the process that executes the workflow task.
-    activities: { ...createSharedActivities(runtime, workerQueue), ...createBatchActivities(runtime) },
+    activities: { ...createSharedActivities(runtime, workerQueue), ...batchActivities },
     shutdownGraceTime,
     ...identity,
   });
@@ -72,7 +89,7 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     connection,
     namespace,
     taskQueue: workerQueue,
-    activities: createBatchActivities(runtime),
+    activities: batchActivities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 4,
     shutdownGraceTime,
     ...identity,
@@ -92,6 +109,89 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     shutdown() {
       if (sharedWorker.getState() === "RUNNING") sharedWorker.shutdown();
       if (batchWorker.getState() === "RUNNING") batchWorker.shutdown();
+    },
+  };
+}
+
+/**
+ * The SDK runtime, installed once per process: its logs (and the native core's, forwarded) through
+ * `logger`, its Prometheus exporter on its own address. Without metrics asked for, a runtime that
+ * is already installed is kept.
+ */
+function installRuntime(logger: Logger | undefined, bindAddress: string | undefined): void {
+  try {
+    Runtime.install({
+      ...(logger ? { logger: sdkLogger(logger) } : {}),
+      telemetryOptions: {
+        ...(logger ? { logging: { forward: {}, filter: { core: "WARN", other: "ERROR" } } } : {}),
+        ...(bindAddress !== undefined ? { metrics: { prometheus: { bindAddress } } } : {}),
+      },
+    });
+  } catch (err) {
+    if (bindAddress === undefined) return;
+    throw new ConfigError(
+      "sdkMetricsAddress",
+      `cannot serve the Temporal SDK's metrics at ${bindAddress}: ${(err as Error).message} (the SDK runtime is installed once per process, before its first connection)`,
+    );
+  }
+}
+
+type SdkLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";
+
+/** The Temporal SDK's Logger interface over ours (scalar metadata only; an error by its message). */
+function sdkLogger(logger: Logger) {
+  const log = (level: SdkLevel, message: string, meta?: Record<string | symbol, unknown>) => {
+    const fields: Record<string, string | number | boolean> = { sdk: "temporal" };
+    for (const [k, v] of Object.entries(meta ?? {})) {
+      if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") fields[k] = v;
+      else if (v instanceof Error) fields[k] = v.message;
+    }
+    if (level === "ERROR") logger.error(message, fields);
+    else if (level === "WARN") logger.warn(message, fields);
+    else if (level === "INFO") logger.info(message, fields);
+    else logger.debug(message, fields);
+  };
+  return {
+    log,
+    trace: (m: string, meta?: Record<string | symbol, unknown>) => log("TRACE", m, meta),
+    debug: (m: string, meta?: Record<string | symbol, unknown>) => log("DEBUG", m, meta),
+    info: (m: string, meta?: Record<string | symbol, unknown>) => log("INFO", m, meta),
+    warn: (m: string, meta?: Record<string | symbol, unknown>) => log("WARN", m, meta),
+    error: (m: string, meta?: Record<string | symbol, unknown>) => log("ERROR", m, meta),
+  };
+}
+
+/** The labels of a stream as the worker knows it: its checkpoint key (`stream::<dataset>` by default). */
+function labelsOf(key: string): StreamLabels {
+  return { stream: key.startsWith("stream::") ? key.slice("stream::".length) : key, checkpointKey: key };
+}
+
+/** Batch activities that log each committed batch and record it into the metrics. */
+function observed(activities: BatchActivities, logger: Logger | undefined, metrics: StreamMetrics | undefined): BatchActivities {
+  return {
+    ...activities,
+    async fetchBatch(input) {
+      const result = await activities.fetchBatch(input);
+      if (result.lag) metrics?.recordLag(labelsOf(input.key), result.lag);
+      return result;
+    },
+    async writeBatch(input) {
+      const started = Date.now();
+      const result = await activities.writeBatch(input);
+      if (result.outcome === "committed") {
+        const durationMs = Date.now() - started;
+        metrics?.recordBatch(labelsOf(input.key), { ...result.batch, durationMs });
+        logger?.info("batch committed", {
+          key: input.key,
+          batch: result.batchId,
+          records: result.batch.sourceCount,
+          good: result.batch.goodCount,
+          bad: result.batch.badCount,
+          superseded: result.batch.supersededCount,
+          durationMs,
+        });
+      }
+      return result;
     },
   };
 }

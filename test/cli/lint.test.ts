@@ -67,13 +67,15 @@ describe("lakelogic (in-process)", () => {
     expect((await run("--frobnicate")).code).toBe(2);
   });
 
-  it("lint: exits 0 on clean contracts, and by default (--fail-on none) even with findings", async () => {
+  // The default --fail-on is critical (a contract the run refuses fails CI); `none` only reports.
+  it("lint: exits 0 on clean contracts, 1 by default on critical findings, 0 with --fail-on none", async () => {
     const clean = await run("lint", "contracts", "--fail-on", "warning");
     expect(clean).toMatchObject({ code: 0, stderr: "" });
     expect(clean.stdout).toBe("No problems found in 2 files.\n");
     const dirty = await run("lint", FIXTURES);
-    expect(dirty.code).toBe(0);
+    expect(dirty.code).toBe(1);
     expect(dirty.stdout).toContain("critical PK-002");
+    expect((await run("lint", FIXTURES, "--fail-on", "none")).code).toBe(0);
   });
 
   it("lint: --fail-on compares against the worst finding", async () => {
@@ -132,10 +134,12 @@ describe("lakelogic (in-process)", () => {
     expect(json.map((r) => r.id)).toContain("PK-002");
   });
 
-  it("lint: notes on stderr when the paths hold no contracts", async () => {
-    const r = await run("lint", tmp);
-    expect(r.code).toBe(0);
-    expect(r.stderr).toContain("no *.yaml or *.yml files found");
+  // Paths with no contract file are a usage error: a typo'd folder in CI must not pass.
+  it("lint: exits 2 when the paths hold no contracts", async () => {
+    const empty = mkdtempSync(join(tmp, "empty-"));
+    const r = await run("lint", empty);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("no contract files (*.yaml or *.yml) found");
   });
 
   it("lint: --var fills a placeholder the way the run would get it; --env needs a name", async () => {
@@ -180,13 +184,14 @@ describe("bin/lakelogic.js (spawned)", () => {
 
   it("prints GitHub workflow commands", async () => {
     const r = await bin("lint", `${FIXTURES}/pk-002-merge-without-key.yaml`, "--format", "github");
-    expect(r.code).toBe(0);
+    // PK-002 is critical, and the default --fail-on is critical.
+    expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^::error file=test\/fixtures\/contracts\/pk-002-merge-without-key\.yaml,line=15,col=3,title=PK-002::/);
   });
 
   it("writes SARIF to --output", async () => {
     const out = join(tmp, "lint.sarif");
-    const r = await bin("lint", FIXTURES, "--format", "sarif", "--output", out);
+    const r = await bin("lint", FIXTURES, "--format", "sarif", "--output", out, "--fail-on", "none");
     expect(r).toMatchObject({ code: 0, stdout: "" });
     const log = JSON.parse(readFileSync(out, "utf8")) as { version: string; runs: Array<{ results: unknown[] }> };
     expect(log.version).toBe("2.1.0");

@@ -33,13 +33,16 @@ async function inProcess(...argv: string[]) {
 }
 
 describe("lakelogic run", () => {
-  it("drains a source off a terminal and prints one JSON summary line; a second run resumes", async () => {
+  it("drains a source off a terminal and with --json prints one JSON summary line; a second run resumes", async () => {
     const events = join(tmp, "events.ndjson");
     writeOrders(events, 0, 1500);
-    const args = ["run", CONTRACT, "--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake"), "--batch-size", "500"];
+    const args = ["run", CONTRACT, "--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake"), "--batch-size", "500", "--json"];
     const first = await bin(args);
-    expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
+    // Off a terminal: one info line per committed batch on stderr, nothing else.
+    const logLines = first.stderr.trim().split("\n");
+    expect(logLines).toHaveLength(3);
+    for (const [i, line] of logLines.entries()) expect(line).toMatch(new RegExp(`INFO  batch committed key=stream::orders batch=${i + 1} records=500 `));
     const lines = first.stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
     const summary = JSON.parse(lines[0]!) as { sourceCount: number; goodCount: number; badCount: number; batches: number; cursor: unknown };
@@ -67,11 +70,14 @@ describe("lakelogic run", () => {
     expect(badBatch.stderr).toMatch(/--batch-size must be a whole number >= 1/);
   });
 
-  it("exits 1 and still prints what was committed when the run fails", async () => {
+  it("exits 1 and still prints what was committed when the run fails, with stoppedBy error", async () => {
     const missing = join(tmp, "nope.ndjson");
-    const r = await inProcess("run", CONTRACT, "--source", JSON.stringify({ type: "file", path: missing }), "--target-path", join(tmp, "lake2"));
+    const r = await inProcess("run", CONTRACT, "--source", JSON.stringify({ type: "file", path: missing }), "--target-path", join(tmp, "lake2"), "--json");
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ batches: 0, sourceCount: 0 });
+    const summary = JSON.parse(r.stdout) as { stoppedBy: string; error: { name: string; message: string } };
+    expect(summary).toMatchObject({ batches: 0, sourceCount: 0, stoppedBy: "error" });
+    expect(summary.error.message).toMatch(/ENOENT.*nope\.ndjson/);
+    expect(typeof summary.error.name).toBe("string");
     expect(r.stderr).toMatch(/ENOENT/);
   });
 });

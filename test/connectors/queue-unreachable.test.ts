@@ -183,7 +183,7 @@ describe("a queue connector whose endpoint is unreachable, in available_now", ()
     process.env.LL_TEST_EVENTGRID_ACCESS_KEY = SECRET;
     const source = { type: "eventgrid", endpoint: `http://127.0.0.1:${port}`, topicName: "orders", subscriptionName: "lake", accessKey: "env:LL_TEST_EVENTGRID_ACCESS_KEY", retry: RETRY };
     const code = await main(
-      ["run", ordersContract, "--source", JSON.stringify(source), "--checkpoint", "memory", "--target-path", dirs.make("cli"), "--max-wait-ms", "200"],
+      ["run", ordersContract, "--source", JSON.stringify(source), "--checkpoint", "memory", "--target-path", dirs.make("cli"), "--max-wait-ms", "200", "--json"],
       { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },
     );
     expect(code).toBe(1);

@@ -19,9 +19,11 @@
  * - bodies: whatever was sent (an object stays an object, like an AMQP value; Buffers stay bytes).
  */
 import { randomUUID } from "node:crypto";
-import { ServiceBusError, type ServiceBusReceivedMessage } from "@azure/service-bus";
+import { ServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from "@azure/service-bus";
 import Long from "long";
-import type { ServiceBusReceiverLike } from "../../src/sources/servicebus/connector.js";
+
+/** The SDK's own receiver surface (the connector's `ServiceBusReceiverLike` accepts it). */
+type ServiceBusReceiverLike = Pick<ServiceBusReceiver, "receiveMessages" | "completeMessage" | "abandonMessage" | "deadLetterMessage" | "renewMessageLock" | "close">;
 
 export interface FakeMessageInput {
   body: unknown;

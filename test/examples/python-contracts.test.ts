@@ -44,7 +44,7 @@ interface Life {
 
 /** Run `lakelogic run` (the binary, or the crash child) in `cwd`; `kill` decides when to SIGKILL it. */
 function runCli(cwd: string, args: string[], options: { child?: boolean; env?: NodeJS.ProcessEnv; kill?: (stdout: string) => boolean } = {}): Promise<Life> {
-  const argv = options.child ? ["--import", import.meta.resolve("tsx"), CHILD, ...args] : [BIN, "run", ...args];
+  const argv = options.child ? ["--import", import.meta.resolve("tsx"), CHILD, ...args, "--json"] : [BIN, "run", ...args, "--json"];
   return new Promise((done, reject) => {
     const child = spawn(process.execPath, argv, { cwd, env: { ...process.env, ...kafkaEnv(), ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

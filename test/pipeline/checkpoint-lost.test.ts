@@ -183,7 +183,7 @@ describe("lakelogic run", () => {
     const events = join(dir, "events.ndjson");
     writeOrders(events, 0, 1500);
     const target = join(dir, "lake");
-    const args = ["run", CONTRACT, "--source", JSON.stringify({ type: "file", path: events }), "--target-path", target, "--batch-size", "500"];
+    const args = ["run", CONTRACT, "--source", JSON.stringify({ type: "file", path: events }), "--target-path", target, "--batch-size", "500", "--json"];
     const cli = async (...extra: string[]) => {
       let stdout = "";
       let stderr = "";

@@ -168,7 +168,8 @@ describe("streamRunSettings", () => {
     expect(s).toMatchObject({ mode: "continuous", maxWaitMs: 30_000, batchSize: 200, checkpoint: join(process.cwd(), "ck", "rides.sqlite") });
     expect((s.source!["options"] as Record<string, unknown>)["sasl_password"]).toBe("env:KAFKA_PASSWORD");
     expect((s.source!["options"] as Record<string, unknown>)["group_id"]).toBe("lakelogic-rides");
-    expect(streamRunSettings(stream(", trigger: processing_time, processing_time: 30s, batch_size: 50"), {})).toMatchObject({ mode: "continuous", maxWaitMs: 30_000, batchSize: 50 });
+    // trigger: processing_time starts a batch every interval; beside continuous, the interval is the batch wait.
+    expect(streamRunSettings(stream(", trigger: processing_time, processing_time: 30s, batch_size: 50"), {})).toMatchObject({ mode: "processing_time", intervalMs: 30_000, batchSize: 50 });
     expect(streamRunSettings(stream(", max_offsets_per_trigger: 70"), {}).batchSize).toBe(70);
     expect(streamRunSettings(stream(", group_id: mine"), {}).source!["options"]).toMatchObject({ group_id: "mine" });
   });
@@ -185,7 +186,7 @@ describe("streamRunSettings", () => {
   it("takes the trigger and its interval from anywhere the contract writes them, for any source", () => {
     const top = streamRunSettings(contract("trigger: continuous\nprocessing_time: 2 minutes\nsource: {type: file, path: x.ndjson}\n"), {});
     expect(top).toEqual({ mode: "continuous", maxWaitMs: 120_000, source: { type: "file", path: "x.ndjson" } });
-    expect(streamRunSettings(contract("trigger: {mode: processing_time, interval: 5s}\n"), {})).toEqual({ mode: "continuous", maxWaitMs: 5000 });
+    expect(streamRunSettings(contract("trigger: {mode: processing_time, interval: 5s}\n"), {})).toEqual({ mode: "processing_time", intervalMs: 5000 });
     expect(streamRunSettings(contract("trigger: once\n"), {})).toEqual({ mode: "available_now" });
     expect(streamRunSettings(contract("source: {type: kafka, brokers: h:1, topic: t}\n"), {}).source).toMatchObject({ groupId: "lakelogic-rides" });
     expect(streamRunSettings(contract("source: {type: kafka, brokers: h:1, topic: t, consumer_group: g}\n"), {}).source).not.toHaveProperty("groupId");

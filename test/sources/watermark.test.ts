@@ -112,10 +112,9 @@ describe("WatermarkChunkSource (in memory)", () => {
     expect(() => source(t, { chunkSize: 0 })).toThrow(ConfigError);
     expect(() => source(t, { chunkSize: 1.5 })).toThrow(/chunkSize/);
     expect(() => source(t, { idleBackoffMs: { initial: 100, max: 10 } })).toThrow(/idleBackoffMs/);
-    // Watermark-only paging must be asked for explicitly: it is what lost rows in the original.
     expect(
-      () => new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", chunkSize: 10 }),
-    ).toThrow(/tieBreakerField/);
+      () => new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", tieBreakerField: "id", uniqueWatermark: true }),
+    ).toThrow(/uniqueWatermark/);
   });
 
   it("empty table: available_now with a snapshot reads nothing and never fetches a chunk", async () => {

@@ -14,7 +14,9 @@ const compose = parse(text) as { services: Record<string, { image: string; depen
 
 describe("docker-compose.yml", () => {
   it("runs PostgreSQL, schema setup, the server, namespace/search-attribute setup and the UI", () => {
-    expect(Object.keys(compose.services).sort()).toEqual(["postgresql", "temporal", "temporal-schema", "temporal-setup", "temporal-ui"]);
+    expect(Object.keys(compose.services).sort()).toEqual(["kafka", "postgresql", "temporal", "temporal-schema", "temporal-setup", "temporal-ui"]);
+    // The broker starts only when asked for (`--profile kafka`): `docker compose up -d` is Temporal.
+    expect((compose.services.kafka as { profiles?: string[] }).profiles).toEqual(["kafka"]);
     expect(compose.services.temporal!.image).toMatch(/^temporalio\/server:/);
     expect(Object.values(compose.services).map((s) => s.image).join(" ")).not.toMatch(/auto-setup/);
     expect(compose.services.temporal!.depends_on?.["temporal-schema"]?.condition).toBe("service_completed_successfully");

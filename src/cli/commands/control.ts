@@ -1,6 +1,6 @@
-import { StreamClient } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
-import { CONNECTION_FLAGS, CONNECTION_HELP, connectionOf } from "../temporal-flags.js";
+import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient } from "../temporal-connect.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const WHAT = {
@@ -17,18 +17,19 @@ ${WHAT[signal]} KEY is the checkpoint key (e.g. stream::orders).
 
 Options:
 ${CONNECTION_HELP}
+${CONNECT_TIMEOUT_HELP}
   -h, --help
 `;
   return {
     usage,
     async run(args, io) {
-      const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, help: { type: "boolean", short: "h" } });
+      const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, ...CONNECT_TIMEOUT_FLAG, help: { type: "boolean", short: "h" } });
       if (values.help) {
         io.stdout(usage);
         return EXIT.ok;
       }
       if (positionals.length !== 1) throw new UsageError("expected exactly one checkpoint KEY");
-      const client = await StreamClient.connect(connectionOf(values));
+      const client = await connectStreamClient(signal, values);
       try {
         await client.signal(positionals[0]!, signal);
         io.stdout(JSON.stringify({ checkpointKey: positionals[0], signal }) + "\n");

@@ -15,20 +15,23 @@ const FAIL_ON: readonly FailOn[] = ["none", ...LINT_SEVERITIES];
 const usage = `Usage: lakelogic lint PATHS... [options]
 
 Check data contracts for unsafe settings: streaming sources written with append, merge
-without a primary key, quarantine turned off on a stream, files that do not parse.
-Directories are searched for *.yaml and *.yml files.
+without a primary key, quarantine turned off on a stream, files that do not parse. Each
+contract is also loaded as the run loads it: what the loader refuses is critical (LOAD-001),
+what it warns about (a misspelt key it ignores) is a warning (LOAD-002).
+Directories are searched for *.yaml and *.yml files; finding none is a usage error.
 
 Options:
   -f, --format FORMAT   ${OUTPUT_FORMATS.join(" | ")} (default: text)
       --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:
-                        ${FAIL_ON.join(" | ")} (default: none)
+                        ${FAIL_ON.join(" | ")} (default: critical)
   -o, --output FILE     write the report to FILE instead of standard output
       --var NAME=VALUE  a value for {NAME} placeholders, as the run would get it (repeatable)
       --env NAME        the environments.<NAME> of _system.yaml that binds placeholders (default dev)
       --list-rules      print the rules (text or json) and exit
   -h, --help            show this help
 
-Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error.
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error
+(including paths that hold no *.yaml or *.yml file).
 
 Examples:
   lakelogic lint contracts --fail-on warning
@@ -93,7 +96,8 @@ export const lintCommand: CliCommand = {
     if (!isOutputFormat(formatValue)) {
       throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(", ")} (got "${formatValue}")`);
     }
-    const failOn = oneOf("--fail-on", values["fail-on"], FAIL_ON, "none");
+    // A contract the run refuses must fail CI unless asked otherwise.
+    const failOn = oneOf("--fail-on", values["fail-on"], FAIL_ON, "critical");
     const output = values.output;
     if (output !== undefined && output.trim() === "") throw new UsageError("--output needs a file name");
 
@@ -108,8 +112,8 @@ export const lintCommand: CliCommand = {
 
     const report = await lintPaths(positionals, contractLoadOptionsOf(values));
     if (report.files.length === 0) {
-      // Not an error (an empty contracts folder is legal) but worth a line: a typo'd path in CI would pass silently.
-      io.stderr(`lakelogic lint: no *.yaml or *.yml files found in ${positionals.join(", ")}\n`);
+      // A typo'd path or an emptied folder in CI must not pass as "no problems".
+      throw new UsageError(`no contract files (*.yaml or *.yml) found in ${positionals.join(", ")}`);
     }
     const info = packageInfo();
     const text = formatFindings(report.findings, formatValue, {

@@ -2,14 +2,17 @@ import { existsSync, readFileSync } from "node:fs";
 import { createSource } from "../../sources/registry.js";
 import { checkpointLocationProblem } from "../../checkpoint/location.js";
 import { loadContract } from "../../contract/index.js";
+import { loadForCommand } from "../contract-load.js";
 import { ConfigError } from "../../errors.js";
 import { PIPELINE_DEFAULTS } from "../../pipeline/options.js";
-import { StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
+import { StreamRunError, StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import type { CommitHooks } from "../../batch/commit.js";
 import { streamRunSettings } from "../../sources/index.js";
-import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, contractLoadOptionsOf } from "../temporal-flags.js";
+import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_MODES, contractLoadOptionsOf, modeInterval } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
+import { batchLogLine, eta, summaryText } from "../run-output.js";
 
 const usage = `Usage: lakelogic run CONTRACT [options]
 
@@ -20,8 +23,10 @@ each batch. A killed run resumes where it stopped.
 Options:
   -s, --source JSON|FILE      source config, e.g. '{"type":"file","path":"events.ndjson"}'
                               (default: the contract's source: block)
-  -m, --mode MODE             available_now | continuous (default: the contract's trigger,
-                              else available_now)
+  -m, --mode MODE             available_now | continuous | processing_time (default: the
+                              contract's trigger, else available_now)
+      --interval TIME         processing_time: a batch every TIME, e.g. 30s or "30 seconds"
+                              (default: the contract's processing_time)
       --engine ENGINE         duckdb | polars (default: duckdb)
       --checkpoint PATH       SQLite file, object-store URI, "target" or "memory" (default: a
                               type: stream contract's, else <target>/_lakelogic/checkpoints.sqlite)
@@ -35,11 +40,15 @@ Options:
       --max-batches N         stop after N batches
       --var NAME=VALUE        a value for the contract's {NAME} placeholders (repeatable)
       --env NAME              the environments.<NAME> of _system.yaml that binds placeholders (default dev)
+      --json                  print the run's summary as one JSON line on stdout (instead of text)
+${observeHelp("      ", 24)}
   -h, --help                  show this help
 
 ${CONTRACT_SETTINGS_HELP}
 
-On a terminal it shows progress; otherwise it prints one JSON summary line.
+Output: logs go to stderr; on a terminal a progress line, otherwise one log line per committed
+batch (info). At the end a text summary on stdout, or with --json one JSON line
+({"stoppedBy":"end"|"signal"|"max-batches"|"error", …, "error":{name,message} on failure}).
 Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
 `;
 
@@ -73,7 +82,7 @@ class Progress {
     this.records += b.sourceCount;
     const secs = Math.max(0.001, (Date.now() - this.started) / 1000);
     const rate = Math.round(this.records / secs);
-    const pct = b.progress === undefined ? "" : ` ${(b.progress * 100).toFixed(1).padStart(5)}% ${bar(b.progress)}`;
+    const pct = b.progress === undefined ? "" : ` ${(b.progress * 100).toFixed(1).padStart(5)}% ${bar(b.progress)}${eta(b.progress, Date.now() - this.started)}`;
     this.io.stderr(
       `\r${pct} ${this.records.toLocaleString("en")} records · ${rate.toLocaleString("en")}/s · ` +
         `good ${b.totals.goodCount.toLocaleString("en")} · quarantined ${b.totals.badCount.toLocaleString("en")}` +
@@ -92,8 +101,15 @@ function bar(fraction: number, width = 24): string {
   return `[${"#".repeat(full)}${".".repeat(width - full)}]`;
 }
 
-function summaryLine(summary: StreamRunSummary): string {
-  return JSON.stringify(summary, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n";
+function summaryLine(summary: StreamRunSummary, error?: unknown): string {
+  const failure = error === undefined ? {} : { error: errorOf(error) };
+  return JSON.stringify({ ...summary, ...failure }, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n";
+}
+
+/** What failed: the run's cause (its message is the connector's, already free of secrets). */
+function errorOf(error: unknown): { name: string; message: string } {
+  const cause = error instanceof StreamRunError && error.cause instanceof Error ? error.cause : error;
+  return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
 }
 
 export const runCommand: CliCommand = {
@@ -106,11 +122,7 @@ export const runCommand: CliCommand = {
  * write and its commit; nothing else passes it.
  */
 export async function runStream(args: string[], io: CliIO, internal: { hooks?: CommitHooks } = {}): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, {
-    ...STREAM_FLAGS,
-    "max-batches": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseRunArgs(args);
   if (values.help) {
     io.stdout(usage);
     return EXIT.ok;
@@ -120,10 +132,10 @@ export async function runStream(args: string[], io: CliIO, internal: { hooks?: C
   if (!existsSync(contractPath)) throw new UsageError(`contract not found: ${contractPath}`);
   const engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
 
-  const contract = await loadContract(contractPath, contractLoadOptionsOf(values));
+  const contract = await loadForCommand(contractPath, contractLoadOptionsOf(values), io, "run");
   // What the contract declares (trigger, batch size, checkpoint, …); the flags override it.
   const settings = streamRunSettings(contract);
-  const mode = oneOf("--mode", values.mode, ["available_now", "continuous"] as const, settings.mode ?? "available_now");
+  const mode = oneOf("--mode", values.mode, STREAM_MODES, settings.mode ?? "available_now");
   const sourceConfig = values.source ? parseSource(values.source) : settings.source;
   if (!sourceConfig) {
     throw new ConfigError("source", "give --source, or a source: block in the contract");
@@ -132,9 +144,47 @@ export async function runStream(args: string[], io: CliIO, internal: { hooks?: C
   // A location no store can open is bad input: refused before anything is read.
   const problem = checkpoint === undefined || checkpoint === "memory" || checkpoint === "target" ? undefined : checkpointLocationProblem(checkpoint);
   if (problem !== undefined) throw new ConfigError("checkpoint", problem);
-  const source = await createSource(sourceConfig);
+  const observe = await setupObservability(values, io);
+  try {
+    return await drain(values, io, { contract, source: await createSource(sourceConfig), mode, engine, checkpoint, settings, observe }, internal);
+  } finally {
+    await observe.close();
+  }
+}
+
+type RunValues = ReturnType<typeof parseRunArgs>["values"];
+
+function parseRunArgs(args: string[]) {
+  return parseCommandArgs(args, {
+    ...STREAM_FLAGS,
+    "max-batches": { type: "string" },
+    json: { type: "boolean" },
+    ...OBSERVE_FLAGS,
+    help: { type: "boolean", short: "h" },
+  });
+}
+
+interface Prepared {
+  contract: Awaited<ReturnType<typeof loadContract>>;
+  source: Awaited<ReturnType<typeof createSource>>;
+  mode: Parameters<StreamSink["run"]>[0];
+  engine: "duckdb" | "polars";
+  checkpoint: string | undefined;
+  settings: ReturnType<typeof streamRunSettings>;
+  observe: Observability;
+}
+
+/** Run the sink and print its summary: text, or one JSON line with --json. */
+async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hooks?: CommitHooks }): Promise<number> {
+  const { contract, source, mode, engine, checkpoint, settings, observe } = p;
+  const { logger } = observe;
   const tty = process.stderr.isTTY === true;
   const progress = tty ? new Progress(io) : undefined;
+  const key = values["checkpoint-key"] ?? `stream::${contract.dataset}`;
+  const onBatch = (b: BatchReport) => {
+    if (progress) progress.update(b);
+    else logger.info("batch committed", batchLogLine(key, b));
+  };
   const sink = new StreamSink(contract, source, {
     engine,
     checkpoint,
@@ -144,18 +194,23 @@ export async function runStream(args: string[], io: CliIO, internal: { hooks?: C
     batchSize: positive("--batch-size", values["batch-size"]) ?? settings.batchSize,
     maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]) ?? settings.maxWaitMs,
     maxRecordBytes: positive("--max-record-bytes", values["max-record-bytes"]),
-    onBatch: progress ? (b) => progress.update(b) : undefined,
+    onBatch,
+    logger,
+    ...(observe.metrics ? { metrics: observe.metrics } : {}),
     ...(internal.hooks ? { hooks: internal.hooks } : {}),
   });
   try {
-    const summary = await sink.run(mode, { maxBatches: positive("--max-batches", values["max-batches"]) });
+    const interval = modeInterval(mode, values.interval, settings.intervalMs);
+    const summary = await sink.run(mode, { maxBatches: positive("--max-batches", values["max-batches"]), ...(interval !== undefined ? { interval } : {}) });
     progress?.done();
-    io.stdout(summaryLine(summary));
+    io.stdout(values.json ? summaryLine(summary) : summaryText(summary));
     return EXIT.ok;
   } catch (err) {
     progress?.done();
     const summary = (err as { summary?: StreamRunSummary }).summary;
-    if (summary) io.stdout(summaryLine(summary));
+    if (summary) io.stdout(values.json ? summaryLine(summary, err) : summaryText(summary));
+    // The command's last word is a plain line on stderr; JSON logs get the failure as a line too.
+    if (observe.format === "json") logger.error("run failed", { key, ...errorOf(err) });
     throw err;
   }
 }

@@ -1,9 +1,17 @@
-import { loadContract } from "../../contract/index.js";
 import { ConfigError } from "../../errors.js";
-import { StreamClient, parseDuration } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
-import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
+import { loadForCommand } from "../contract-load.js";
+import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient, importTemporalClient } from "../temporal-connect.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
+
+/**
+ * The stream flags a schedule takes: every run is an available_now drain, so the help offers no
+ * other mode and no processing_time interval (both are refused).
+ */
+const SCHEDULE_STREAM_HELP = STREAM_HELP.split("\n")
+  .filter((line) => !/^\s+(-m, --mode|--interval)\b/.test(line) && !/^\s+\(default: the contract's processing_time\)$/.test(line))
+  .join("\n");
 
 const usage = `Usage: lakelogic schedule create NAME CONTRACT --every 15m [options]
        lakelogic schedule delete NAME
@@ -11,16 +19,19 @@ const usage = `Usage: lakelogic schedule create NAME CONTRACT --every 15m [optio
 
 A Temporal Schedule that runs an available_now drain of CONTRACT on a cadence, with overlap
 policy SKIP (a drain still running is never doubled). Each drain starts from the checkpoint
-store, wherever the last one stopped.
+store, wherever the last one stopped. A continuous stream is started once with lakelogic start.
 
 Options:
       --every DURATION     30s, 15m, 1h, 1d (create)
-${STREAM_HELP}
+${SCHEDULE_STREAM_HELP}
 ${CONNECTION_HELP}
+${CONNECT_TIMEOUT_HELP}
   -h, --help
 
 ${CONTRACT_SETTINGS_HELP}
 `;
+
+const ACTIONS = ["create", "delete", "trigger"] as const;
 
 export const scheduleCommand: CliCommand = {
   usage,
@@ -28,6 +39,7 @@ export const scheduleCommand: CliCommand = {
     const { values, positionals } = parseCommandArgs(args, {
       ...STREAM_FLAGS,
       ...CONNECTION_FLAGS,
+      ...CONNECT_TIMEOUT_FLAG,
       every: { type: "string" },
       help: { type: "boolean", short: "h" },
     });
@@ -35,30 +47,39 @@ export const scheduleCommand: CliCommand = {
       io.stdout(usage);
       return EXIT.ok;
     }
-    const [action, name, contractPath] = positionals;
-    if (!action || !["create", "delete", "trigger"].includes(action)) {
-      throw new UsageError("expected create, delete or trigger");
+    // Every argument is checked before the SDK loads or the server is asked.
+    const [action, name, contractPath, ...extra] = positionals;
+    if (!action || !(ACTIONS as readonly string[]).includes(action)) {
+      throw new UsageError(`expected create, delete or trigger${action ? ` (got "${action}")` : ""}`);
     }
     if (!name) throw new UsageError(`schedule ${action} needs a NAME`);
-    const client = await StreamClient.connect(connectionOf(values));
+    if (action !== "create" && contractPath !== undefined) throw new UsageError(`schedule ${action} takes only a NAME`);
+    if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+    if (action === "create") {
+      if (!contractPath) throw new UsageError("schedule create needs NAME and CONTRACT");
+      if (!values.every) throw new UsageError("schedule create needs --every, e.g. --every 15m");
+      if (values.mode && values.mode !== "available_now") {
+        throw new UsageError("schedules run available_now drains; a continuous stream is started once with lakelogic start");
+      }
+    }
+    const { parseDuration } = await importTemporalClient("schedule");
+    let create: { everyMs: number; input: ReturnType<typeof streamInputOf> } | undefined;
+    if (action === "create") {
+      let everyMs: number;
+      try {
+        everyMs = parseDuration(values.every!);
+      } catch (err) {
+        throw new UsageError(`--every: ${err instanceof ConfigError ? err.detail : (err as Error).message}`);
+      }
+      const contract = await loadForCommand(contractPath!, contractLoadOptionsOf(values), io, "schedule");
+      // The schedule is the cadence: each run is a drain, whatever trigger the contract names.
+      create = { everyMs, input: streamInputOf(contractPath!, values, contract, { fallback: "available_now", fromContract: false }) };
+    }
+    const client = await connectStreamClient("schedule", values);
     try {
-      if (action === "create") {
-        if (!contractPath) throw new UsageError("schedule create needs NAME and CONTRACT");
-        if (!values.every) throw new UsageError("schedule create needs --every, e.g. --every 15m");
-        let everyMs: number;
-        try {
-          everyMs = parseDuration(values.every);
-        } catch (err) {
-          throw new UsageError(`--every: ${err instanceof ConfigError ? err.detail : (err as Error).message}`);
-        }
-        if (values.mode && values.mode !== "available_now") {
-          throw new UsageError("schedules run available_now drains; a continuous stream is started once with lakelogic start");
-        }
-        const contract = await loadContract(contractPath, contractLoadOptionsOf(values));
-        // The schedule is the cadence: each run is a drain, whatever trigger the contract names.
-        const input = streamInputOf(contractPath, values, contract, { fallback: "available_now", fromContract: false });
-        await client.createSchedule(name, input, everyMs);
-        io.stdout(JSON.stringify({ schedule: name, everyMs, overlap: "SKIP" }) + "\n");
+      if (create) {
+        await client.createSchedule(name, create.input, create.everyMs);
+        io.stdout(JSON.stringify({ schedule: name, everyMs: create.everyMs, overlap: "SKIP" }) + "\n");
       } else if (action === "delete") {
         await client.deleteSchedule(name);
         io.stdout(JSON.stringify({ schedule: name, deleted: true }) + "\n");

@@ -1,7 +1,7 @@
-import { loadContract } from "../../contract/index.js";
-import { StreamClient } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
-import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, connectionOf, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
+import { loadForCommand } from "../contract-load.js";
+import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient, importTemporalClient } from "../temporal-connect.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const usage = `Usage: lakelogic start CONTRACT [options]
@@ -13,6 +13,7 @@ Options:
 ${STREAM_HELP}
       --wait               wait for the workflow's result and print it
 ${CONNECTION_HELP}
+${CONNECT_TIMEOUT_HELP}
   -h, --help
 
 ${CONTRACT_SETTINGS_HELP}
@@ -24,6 +25,7 @@ export const startCommand: CliCommand = {
     const { values, positionals } = parseCommandArgs(args, {
       ...STREAM_FLAGS,
       ...CONNECTION_FLAGS,
+      ...CONNECT_TIMEOUT_FLAG,
       wait: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     });
@@ -32,9 +34,10 @@ export const startCommand: CliCommand = {
       return EXIT.ok;
     }
     if (positionals.length !== 1) throw new UsageError("expected exactly one CONTRACT path");
-    const contract = await loadContract(positionals[0]!, contractLoadOptionsOf(values));
+    const contract = await loadForCommand(positionals[0]!, contractLoadOptionsOf(values), io, "start");
     const input = streamInputOf(positionals[0]!, values, contract, { fallback: "continuous", fromContract: true });
-    const client = await StreamClient.connect(connectionOf(values));
+    const { StreamClient } = await importTemporalClient("start");
+    const client = await connectStreamClient("start", values);
     try {
       const handle = await client.start(input);
       const key = await StreamClient.checkpointKeyOf(input);

@@ -1,7 +1,7 @@
-import { StreamClient } from "../../temporal/client.js";
 import { parseCommandArgs } from "../args.js";
-import { CONNECTION_FLAGS, CONNECTION_HELP, connectionOf } from "../temporal-flags.js";
-import { EXIT, type CliCommand } from "../types.js";
+import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient } from "../temporal-connect.js";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
+import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const usage = `Usage: lakelogic status [KEY] [options]
 
@@ -10,18 +10,20 @@ last commit and lag, from its workflow's status query. Without KEY: the running 
 
 Options:
 ${CONNECTION_HELP}
+${CONNECT_TIMEOUT_HELP}
   -h, --help
 `;
 
 export const statusCommand: CliCommand = {
   usage,
   async run(args, io) {
-    const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, help: { type: "boolean", short: "h" } });
+    const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, ...CONNECT_TIMEOUT_FLAG, help: { type: "boolean", short: "h" } });
     if (values.help) {
       io.stdout(usage);
       return EXIT.ok;
     }
-    const client = await StreamClient.connect(connectionOf(values));
+    if (positionals.length > 1) throw new UsageError("expected at most one checkpoint KEY");
+    const client = await connectStreamClient("status", values);
     try {
       const key = positionals[0];
       const out = key ? await client.status(key) : await client.list();

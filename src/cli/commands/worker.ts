@@ -2,6 +2,7 @@ import { createLakeLogicWorker } from "../../temporal/worker.js";
 import { parseCommandArgs } from "../args.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
+import { OBSERVE_FLAGS, observeHelp, portFlag, setupObservability } from "../observe-flags.js";
 
 const usage = `Usage: lakelogic worker [options]
 
@@ -13,7 +14,17 @@ Options:
 ${CONNECTION_HELP}
   --shutdown-grace SECONDS   (default 30)
   --max-concurrent N         batch activities at once on this worker (default 4)
+${observeHelp("  ", 27, [
+  [
+    "--sdk-metrics-port N",
+    "serve the Temporal SDK's own worker metrics (task slots, poll and",
+    "schedule latencies) at http://HOST:N/metrics, its own port",
+    "(HOST: --metrics-host, default 127.0.0.1)",
+  ],
+])}
   -h, --help
+
+Logs go to stderr: one line per batch this worker commits (info).
 `;
 
 export const workerCommand: CliCommand = {
@@ -23,6 +34,8 @@ export const workerCommand: CliCommand = {
       ...CONNECTION_FLAGS,
       "shutdown-grace": { type: "string" },
       "max-concurrent": { type: "string" },
+      ...OBSERVE_FLAGS,
+      "sdk-metrics-port": { type: "string" },
       help: { type: "boolean", short: "h" },
     });
     if (values.help) {
@@ -33,19 +46,31 @@ export const workerCommand: CliCommand = {
     if (!Number.isFinite(grace) || grace < 0) throw new UsageError("--shutdown-grace must be a number of seconds >= 0");
     const concurrent = Number(values["max-concurrent"] ?? "4");
     if (!Number.isInteger(concurrent) || concurrent < 1) throw new UsageError("--max-concurrent must be a whole number >= 1");
-    const worker = await createLakeLogicWorker({
-      address: values.address,
-      namespace: values.namespace,
-      taskQueue: values["task-queue"],
-      shutdownGraceTimeMs: grace * 1000,
-      maxConcurrentActivities: concurrent,
-    });
-    const stop = () => worker.shutdown();
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-    io.stderr(`lakelogic worker: polling; batches run on ${worker.workerQueue}\n`);
-    await worker.run();
-    io.stderr("lakelogic worker: stopped\n");
-    return EXIT.ok;
+    const sdkPort = portFlag("--sdk-metrics-port", values["sdk-metrics-port"]);
+    const host = values["metrics-host"] ?? "127.0.0.1";
+    const sdkMetricsAddress = sdkPort === undefined ? undefined : `${host.includes(":") ? `[${host}]` : host}:${sdkPort}`;
+    const observe = await setupObservability(values, io);
+    try {
+      const worker = await createLakeLogicWorker({
+        address: values.address,
+        namespace: values.namespace,
+        taskQueue: values["task-queue"],
+        shutdownGraceTimeMs: grace * 1000,
+        maxConcurrentActivities: concurrent,
+        logger: observe.logger,
+        ...(observe.metrics ? { metrics: observe.metrics } : {}),
+        ...(sdkMetricsAddress ? { sdkMetricsAddress } : {}),
+      });
+      const stop = () => worker.shutdown();
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+      if (sdkMetricsAddress) observe.logger.info("serving Temporal SDK metrics", { url: `http://${sdkMetricsAddress}/metrics` });
+      observe.logger.info("lakelogic worker: polling", { workerQueue: worker.workerQueue });
+      await worker.run();
+      observe.logger.info("lakelogic worker: stopped");
+      return EXIT.ok;
+    } finally {
+      await observe.close();
+    }
   },
 };

@@ -91,3 +91,15 @@ export function runModeOfTrigger(trigger: string | undefined): "available_now" |
       return "available_now";
   }
 }
+
+/** How a stream runs (src/pipeline/modes.ts: StreamMode), named here where contracts are read. */
+export type TriggerRunMode = "available_now" | "continuous" | "processing_time";
+
+/**
+ * The run a contract's trigger asks for, processing_time kept: a batch every interval (the
+ * interval is `processing_time` beside the trigger, or `interval` inside a trigger mapping).
+ * `runModeOfTrigger` says how such a run reads its source (continuous).
+ */
+export function streamModeOfTrigger(trigger: string | undefined): TriggerRunMode {
+  return trigger === "processing_time" ? "processing_time" : runModeOfTrigger(trigger);
+}

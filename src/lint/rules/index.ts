@@ -1,6 +1,9 @@
 import type { LintRule } from "../types.js";
 import { checkpoint001 } from "./checkpoint-001.js";
 import { format001 } from "./format-001.js";
+import { load001 } from "./load-001.js";
+import { load002 } from "./load-002.js";
+import { load003 } from "./load-003.js";
 import { name001 } from "./name-001.js";
 import { name002 } from "./name-002.js";
 import { parse000 } from "./parse-000.js";
@@ -29,6 +32,9 @@ export const RULES: readonly LintRule[] = [
   placeholder001,
   checkpoint001,
   format001,
+  load001,
+  load002,
+  load003,
 ];
 
 export function findRule(id: string): LintRule | undefined {

@@ -3,12 +3,12 @@ import { resolveWith } from "../../contract/inherit/index.js";
 import type { ContractRule, RuleHit } from "../types.js";
 
 /** The loader's words for a placeholder without a value (src/contract/inherit/index.ts). */
-const UNRESOLVED = /^placeholder \{([A-Za-z_][A-Za-z0-9_]*)\} has no value/;
+export const UNRESOLVED = /^placeholder \{([A-Za-z_][A-Za-z0-9_]*)\} has no value/;
 /**
  * A registry value read from an environment variable that lint's process lacks: the run's
  * process may well have it (CI seldom holds a deployment's settings), so lint leaves it to the run.
  */
-const FROM_ENVIRONMENT = /which is not set in the process environment/;
+export const FROM_ENVIRONMENT = /which is not set in the process environment/;
 
 export const placeholder001: ContractRule = {
   id: "PLACEHOLDER-001",

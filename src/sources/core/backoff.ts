@@ -1,4 +1,5 @@
 import { ConfigError } from "../../errors.js";
+import { defaultLogger } from "../../observe/logger.js";
 
 /** How a push connector reconnects. Every field is optional; see `DEFAULT_RETRY`. */
 export interface RetryPolicy {
@@ -101,9 +102,11 @@ export interface RetryInfo {
   error: Error;
 }
 
-/** The default `onRetry`: one line on stderr per failure, so a retry loop is never silent. */
+/** The default `onRetry`: one warning per failure (the process logger, stderr), so a retry loop is never silent. */
 export function warnRetry(info: RetryInfo): void {
-  process.stderr.write(
-    `[lakelogic] ${info.error.message}; reconnecting in ${(info.delayMs / 1000).toFixed(1)} s (failure ${info.attempt})\n`,
-  );
+  defaultLogger().warn(`${info.error.message}; reconnecting in ${(info.delayMs / 1000).toFixed(1)} s (failure ${info.attempt})`, {
+    connector: info.connector,
+    attempt: info.attempt,
+    delayMs: info.delayMs,
+  });
 }

@@ -1,4 +1,5 @@
 import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
+import type { EventGridDetailLike } from "./event.js";
 import type { ReceivedRecord } from "../core/types.js";
 import { redactText, secretsOfUrl } from "../../util/redact.js";
 import {
@@ -78,7 +79,7 @@ export const eventgridSpec = {
 export type EventGridConnectorOptions = OptionsInput<typeof eventgridSpec> & QueueHooks;
 
 interface Held {
-  detail: ReceiveDetails<unknown>;
+  detail: EventGridDetailLike;
   /** The CloudEvent's `time`. */
   producedAt: number | undefined;
 }

@@ -1,6 +1,7 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Admin, Consumer, Kafka } from "kafkajs";
 import { MissingDependencyError } from "../../errors.js";
+import { defaultLogger } from "../../observe/logger.js";
 import { sleep } from "../../util/wait.js";
 import { requirePeer } from "../core/spec.js";
 import { causeOf, messageOf } from "./errors.js";
@@ -120,9 +121,27 @@ export class KafkaClients {
       requestTimeout: this.options.requestTimeoutMs,
       retry: { initialRetryTime: 250, maxRetryTime: this.options.maxRetryTimeMs, retries: 10 },
       logLevel: LOG_LEVELS[this.options.logLevel],
+      logCreator: kafkaLogCreator,
     });
     return this.client;
   }
+}
+
+/** kafkajs's own lines go through the process logger (not raw JSON on stdout), scalar facts only. */
+function kafkaLogCreator(): (entry: { namespace: string; level: number; log: Record<string, unknown> }) => void {
+  return ({ namespace, level, log }) => {
+    const logger = defaultLogger();
+    const fields: Record<string, string | number | boolean> = { source: "kafka", namespace };
+    for (const [k, v] of Object.entries(log)) {
+      if (k === "message" || k === "timestamp" || k === "logger" || k === "stack") continue;
+      if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") fields[k] = v;
+    }
+    const msg = typeof log.message === "string" ? log.message : namespace;
+    if (level <= 1) logger.error(msg, fields);
+    else if (level === 2) logger.warn(msg, fields);
+    else if (level <= 4) logger.info(msg, fields);
+    else logger.debug(msg, fields);
+  };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { isUtf8 } from "node:buffer";
-// Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
-import type { KafkaMessage } from "kafkajs";
+import type { KafkaMessage } from "./message.js";
 import { jsonDecoder, type PayloadDecoder } from "../core/decoders/index.js";
 import type { SourceRecord } from "../core/types.js";
 

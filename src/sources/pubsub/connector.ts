@@ -1,4 +1,5 @@
 import type { Message as PubSubMessage, PubSub, Subscription } from "@google-cloud/pubsub";
+import type { PubSubMessageLike } from "./message.js";
 import type { ReceivedRecord } from "../core/types.js";
 import { redactUrl } from "../core/errors.js";
 import { QueueReceiveError, QueueUnreachableError, isNetworkError, queueRecord, type QueueHooks } from "../core/queue.js";
@@ -59,7 +60,7 @@ export const pubsubSpec = {
 export type PubSubConnectorOptions = OptionsInput<typeof pubsubSpec> & QueueHooks & { deserialize?: Deserialize };
 
 interface Held {
-  message: PubSubMessage;
+  message: PubSubMessageLike;
   /** The publish time. */
   producedAt: number;
 }

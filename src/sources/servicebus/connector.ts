@@ -1,9 +1,5 @@
-import type {
-  ServiceBusAdministrationClient,
-  ServiceBusClient,
-  ServiceBusReceivedMessage,
-  ServiceBusReceiver,
-} from "@azure/service-bus";
+import type { ServiceBusAdministrationClient, ServiceBusClient } from "@azure/service-bus";
+import type { ServiceBusMessageLike as ServiceBusReceivedMessage, ServiceBusReceiverLike } from "./receiver.js";
 import { ConfigError } from "../../errors.js";
 import type { ReceivedRecord } from "../core/types.js";
 import {
@@ -26,14 +22,7 @@ import { DECODE_OPTIONS, codeOptions, decoderFrom, jsonDecoder, prepareAll, rawP
 type ServiceBusModule = typeof import("@azure/service-bus");
 type IdentityModule = typeof import("@azure/identity");
 
-/**
- * The part of `ServiceBusReceiver` (peek-lock) the connector uses. Pass your own receiver —
- * made with any `ServiceBusClient` options, e.g. sessions or a proxy — as `receiver`.
- */
-export type ServiceBusReceiverLike = Pick<
-  ServiceBusReceiver,
-  "receiveMessages" | "completeMessage" | "abandonMessage" | "deadLetterMessage" | "renewMessageLock" | "close"
->;
+export type { ServiceBusMessageLike, ServiceBusReceiverLike } from "./receiver.js";
 
 /** Plain data. `poison` carries the decision to dead-letter instead of complete, with our reason. */
 export interface ServiceBusAckToken {

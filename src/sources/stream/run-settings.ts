@@ -5,18 +5,19 @@
  * resolved by the process that creates the source.
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { parseProcessingTime, runModeOfTrigger } from "../../contract/normalise/trigger.js";
+import { parseProcessingTime, streamModeOfTrigger, type TriggerRunMode } from "../../contract/normalise/trigger.js";
 import type { Contract } from "../../contract/types.js";
 import { ConfigError } from "../../errors.js";
 import { parseOptions, type ComponentSpec, type Environment } from "../core/spec.js";
-import type { RunMode } from "../core/types.js";
 import { camelKey } from "./options.js";
 import { STREAM_OPTIONS } from "./spec.js";
 
 export interface StreamRunSettings {
   /** From the contract's trigger; undefined when it names none. */
-  mode?: RunMode;
-  /** The longest a batch waits after its first record: the trigger's `processing_time`. */
+  mode?: TriggerRunMode;
+  /** `trigger: processing_time`: a batch starts every this many ms (the trigger's `processing_time`). */
+  intervalMs?: number;
+  /** Other triggers: the longest a batch waits after its first record, from the same `processing_time`. */
   maxWaitMs?: number;
   /** `type: stream`: `batch_size`, capped by `max_offsets_per_trigger`. */
   batchSize?: number;
@@ -53,12 +54,13 @@ export function streamSourceKind(source: unknown): "kafka" | "eventhubs" | undef
 /** The run settings `contract` declares. `env` supplies `LAKELOGIC_CHECKPOINT_ROOT` and `env:` references of run options. */
 export function streamRunSettings(contract: Contract, env: Environment = process.env): StreamRunSettings {
   const out: StreamRunSettings = {};
-  if (contract.trigger !== undefined) out.mode = runModeOfTrigger(contract.trigger);
+  if (contract.trigger !== undefined) out.mode = streamModeOfTrigger(contract.trigger);
   const source = contract.source;
   const isStream = isObj(source) && source.type.toLowerCase() === "stream";
   const runner = isStream ? parseOptions(runnerSpec, runnerOptionsOf(source), env) : {};
   const interval = runner.processingTime ?? triggerInterval(contract.raw);
-  if (interval !== undefined) out.maxWaitMs = intervalMs(interval);
+  // One spelling for both: the interval of a processing_time trigger, else the batch's longest wait.
+  if (interval !== undefined) out[out.mode === "processing_time" ? "intervalMs" : "maxWaitMs"] = intervalMs(interval);
   if (isStream) {
     const size = runner.batchSize ?? runner.maxOffsetsPerTrigger;
     if (size !== undefined) out.batchSize = Math.min(size, runner.maxOffsetsPerTrigger ?? size);

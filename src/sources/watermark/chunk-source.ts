@@ -2,20 +2,26 @@ import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
+import type { WatermarkPosition, WatermarkValue } from "./positions.js";
+
+export type { WatermarkPosition, WatermarkValue } from "./positions.js";
 import { SourceBusyError } from "../core/errors.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
+import {
+  aborted,
+  abortable,
+  comparePositions,
+  copy,
+  describeType,
+  isWatermarkValue,
+  samePosition,
+  sameValue,
+  show,
+  valueKey,
+} from "./positions.js";
 
 /** A watermark or tie-breaker value. PostgreSQL's `pg` returns bigint as string, timestamps as Date. */
-export type WatermarkValue = number | bigint | string | Date;
 
-/**
- * A row's place in keyset order, and the cursor of a WatermarkChunkSource: the position of the
- * last record handed out. `tieBreaker` is present exactly when the source has a `tieBreakerField`.
- */
-export interface WatermarkPosition {
-  watermark: WatermarkValue;
-  tieBreaker?: WatermarkValue;
-}
 
 /**
  * Fetch the next chunk in keyset order. Must return rows
@@ -25,9 +31,10 @@ export interface WatermarkPosition {
  * - ordered by (watermark, tieBreaker) ascending, at most `limit` of them,
  * - never rows whose watermark (or tie-breaker) is NULL.
  *
- * Without a tie-breaker, compare the watermark alone (`wm > $1`, `wm <= $2`). The source may
- * pass an `after` it has already passed (it re-reads one row per chunk to check that positions
- * are unique), so the query must depend on its arguments only. `signal` aborts with the read;
+ * Without a tie-breaker, compare the watermark alone (`wm > $1`, `wm <= $2`; the value is
+ * `after.watermark`). The source may pass an `after` it has already passed (it re-reads one row
+ * per chunk to check that positions are unique, and re-reads a tie group a chunk cut in two), so
+ * the query must depend on its arguments only. A function of `(after, limit)` alone fits. `signal` aborts with the read;
  * passing it on to the driver is optional.
  *
  * @example PostgreSQL with `pg` (see also `postgresChunkFetcher`, which builds this for you):
@@ -60,18 +67,20 @@ export interface WatermarkChunkSourceOptions {
   /** Row field holding the watermark (e.g. `updated_at`). */
   watermarkField: string;
   /**
-   * Row field that makes (watermark, tieBreaker) unique, usually the primary key. Needed
-   * whenever two rows can share a watermark value; without it set `uniqueWatermark: true`.
+   * Row field that makes (watermark, tieBreaker) unique, usually the primary key. Pages on the
+   * pair, so any number of rows may share a watermark value.
    */
   tieBreakerField?: string;
   /**
-   * Declare that no two rows share a watermark value (e.g. the watermark is an identity column).
-   * Required when `tieBreakerField` is absent, so watermark-only paging is never chosen by
-   * accident: with ties it would skip rows at chunk boundaries. Checked while reading.
+   * Declare that no two rows share a watermark value (e.g. an identity column): pages on the
+   * watermark alone and refuses (WatermarkOrderError) a tie it sees. Without this option and
+   * without `tieBreakerField`, ties are allowed: a tie group that a chunk cuts in two is read
+   * again from its start in the next chunk (fetching more rows when one group fills a chunk, up
+   * to 100,000), and the cursor only moves past a watermark once all its rows were read.
    */
   uniqueWatermark?: boolean;
-  /** Rows per `fetchChunk` call. */
-  chunkSize: number;
+  /** Rows per `fetchChunk` call. Default 1000. */
+  chunkSize?: number;
   /** Enables `endCursor()` for `available_now` (I7): the drain stops at this position. */
   fetchMax?: FetchMax;
   /** Continuous mode: pause after an empty chunk, doubling from `initial` to `max`. Default 200 / 5000 ms. */
@@ -100,7 +109,20 @@ export class WatermarkOrderError extends LakeLogicError {
 }
 
 
+/** A fetched chunk: rows `start` to `end` (exclusive) are to be yielded. */
+interface Chunk {
+  rows: ReadonlyArray<Record<string, unknown>>;
+  positions: WatermarkPosition[];
+  start: number;
+  end: number;
+  /** More rows may follow at once (the chunk was full). */
+  full: boolean;
+}
+
 const DEFAULT_BACKOFF = { initial: 200, max: 5_000 };
+const DEFAULT_CHUNK_SIZE = 1000;
+/** Most rows one watermark value may have when paging on the watermark alone with ties allowed. */
+const MAX_TIE_GROUP = 100_000;
 /** How many tie-breakers of the current watermark group are kept to spot repeated rows. */
 const GROUP_MEMORY = 100_000;
 
@@ -121,6 +143,8 @@ export class WatermarkChunkSource implements CursorSource {
   private readonly fetchChunk: FetchChunk;
   private readonly watermarkField: string;
   private readonly tieBreakerField: string | undefined;
+  /** Watermark-only paging that allows ties: only whole tie groups are yielded. */
+  private readonly groups: boolean;
   private readonly chunkSize: number;
   private readonly backoff: { initial: number; max: number };
   /** Position of the last record yielded (what `currentCursor()` reports). */
@@ -141,16 +165,12 @@ export class WatermarkChunkSource implements CursorSource {
     if (typeof fetchChunk !== "function") throw new ConfigError("fetchChunk", "expected a function");
     refuseUnknownOptions("WatermarkChunkSource", options, WATERMARK_OPTIONS);
     if (!options.watermarkField) throw new ConfigError("watermarkField", "expected a field name");
-    if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize < 1) {
+    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+    if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) {
       throw new ConfigError("chunkSize", `expected an integer >= 1, got ${String(options.chunkSize)}`);
     }
-    if (options.tieBreakerField === undefined && options.uniqueWatermark !== true) {
-      throw new ConfigError(
-        "tieBreakerField",
-        `paging on "${options.watermarkField}" alone skips rows that share a watermark value at a chunk ` +
-          `boundary. Set tieBreakerField to a column that makes (watermark, tieBreaker) unique (usually the ` +
-          `primary key), or set uniqueWatermark: true if no two rows can share a watermark value`,
-      );
+    if (options.tieBreakerField !== undefined && options.uniqueWatermark === true) {
+      throw new ConfigError("uniqueWatermark", "give either tieBreakerField or uniqueWatermark: true, not both");
     }
     if (options.tieBreakerField !== undefined && !options.tieBreakerField) {
       throw new ConfigError("tieBreakerField", "expected a field name");
@@ -165,7 +185,8 @@ export class WatermarkChunkSource implements CursorSource {
     this.fetchChunk = fetchChunk;
     this.watermarkField = options.watermarkField;
     this.tieBreakerField = options.tieBreakerField;
-    this.chunkSize = options.chunkSize;
+    this.groups = options.tieBreakerField === undefined && options.uniqueWatermark !== true;
+    this.chunkSize = chunkSize;
     this.backoff = { initial: backoff.initial, max: backoff.max };
     this.description =
       options.description ??
@@ -208,19 +229,24 @@ export class WatermarkChunkSource implements CursorSource {
       while (!signal.aborted) {
         const chunk = await this.nextChunk(until, signal);
         if (chunk === aborted) return;
-        const { rows, positions, start, full } = chunk;
-        for (let i = start; i < rows.length; i++) {
+        const { rows, positions, start, end, full } = chunk;
+        for (let i = start; i < end; i++) {
           const position = positions[i]!;
-          this.previous = this.cursor;
-          this.cursor = position;
-          this.remember(position);
+          // With ties allowed the cursor moves only at the last row of a tie group, so a
+          // checkpoint taken inside a group resumes at its start (read again, merged), never after it.
+          const moves = !this.groups || i === end - 1 || !sameValue(positions[i + 1]!.watermark, position.watermark);
+          if (moves) {
+            this.previous = this.groups ? undefined : this.cursor;
+            this.cursor = position;
+            if (!this.groups) this.remember(position);
+          }
           yield { value: rows[i], position: copy(position) };
           // Stopping at the snapshot row itself also holds I7 for a fetchChunk that ignores `until`.
-          if (signal.aborted || (until !== undefined && samePosition(position, until))) return;
+          if (signal.aborted || (moves && until !== undefined && samePosition(position, until))) return;
         }
         // A short chunk means nothing more is there right now; with a snapshot it is the end of the drain.
         if (!full && (until !== undefined || mode === "available_now")) return;
-        if (rows.length > start) {
+        if (end > start) {
           idleMs = this.backoff.initial;
         } else {
           if (!(await sleep(idleMs, signal))) return;
@@ -238,13 +264,8 @@ export class WatermarkChunkSource implements CursorSource {
    * position (a duplicate key, which keyset paging would skip) then shows up and is refused.
    * `start` is the index of the first row not yet yielded.
    */
-  private async nextChunk(
-    until: WatermarkPosition | undefined,
-    signal: AbortSignal,
-  ): Promise<
-    | { rows: ReadonlyArray<Record<string, unknown>>; positions: WatermarkPosition[]; start: number; full: boolean }
-    | typeof aborted
-  > {
+  private async nextChunk(until: WatermarkPosition | undefined, signal: AbortSignal): Promise<Chunk | typeof aborted> {
+    if (this.groups) return this.nextGroups(until, signal);
     const last = this.cursor;
     if (last !== undefined && this.previous !== undefined) {
       const after = this.previous;
@@ -255,7 +276,7 @@ export class WatermarkChunkSource implements CursorSource {
       this.checkOrder(after, positions);
       if (positions.length > 0 && samePosition(positions[0]!, last)) {
         this.checkRepeats(positions, 1);
-        return { rows, positions, start: 1, full: rows.length >= limit };
+        return { rows, positions, start: 1, end: rows.length, full: rows.length >= limit };
       }
       // The last row is gone, moved, or a late row landed before it: JS cannot order every
       // value type, so ask again from the last position itself (without the check this once).
@@ -265,7 +286,37 @@ export class WatermarkChunkSource implements CursorSource {
     const positions = rows.map((row, i) => this.positionOf(row, i));
     this.checkOrder(last, positions);
     this.checkRepeats(positions, 0);
-    return { rows, positions, start: 0, full: rows.length >= this.chunkSize };
+    return { rows, positions, start: 0, end: rows.length, full: rows.length >= this.chunkSize };
+  }
+
+  /**
+   * Watermark-only paging with ties allowed: a full chunk may have cut the rows of its last
+   * watermark value in two, so that group is left for the next chunk, which starts after the
+   * previous value and reads it whole. A chunk that is one group only is fetched again with a
+   * doubled limit until the group ends inside it (up to MAX_TIE_GROUP rows).
+   */
+  private async nextGroups(until: WatermarkPosition | undefined, signal: AbortSignal): Promise<Chunk | typeof aborted> {
+    const last = this.cursor;
+    const most = Math.max(MAX_TIE_GROUP, this.chunkSize);
+    for (let limit = this.chunkSize; ; limit = Math.min(limit * 2, most)) {
+      const rows = await abortable(this.fetchChunk(last, limit, until, signal), signal);
+      if (rows === aborted) return aborted;
+      const positions = rows.map((row, i) => this.positionOf(row, i));
+      this.checkOrder(last, positions, true);
+      if (rows.length < limit) return { rows, positions, start: 0, end: rows.length, full: false };
+      const tail = positions.at(-1)!.watermark;
+      let end = positions.length - 1;
+      while (end > 0 && sameValue(positions[end - 1]!.watermark, tail)) end--;
+      if (end > 0) return { rows, positions, start: 0, end, full: true };
+      if (limit >= most) {
+        throw new WatermarkOrderError(
+          this.description,
+          `more than ${most} rows share ${show({ watermark: tail })} in "${this.watermarkField}"; paging on the ` +
+            `watermark alone cannot split them. Set tieBreakerField to a column that makes ` +
+            `(${this.watermarkField}, tieBreaker) unique, usually the primary key`,
+        );
+      }
+    }
   }
 
   private positionOf(row: Record<string, unknown>, index: number): WatermarkPosition {
@@ -294,13 +345,13 @@ export class WatermarkChunkSource implements CursorSource {
    * Positions must be strictly increasing, starting after `after`. Strings are only compared for
    * equality (their order is the database's collation); numbers, bigints and Dates fully.
    */
-  private checkOrder(after: WatermarkPosition | undefined, positions: WatermarkPosition[]): void {
+  private checkOrder(after: WatermarkPosition | undefined, positions: WatermarkPosition[], ties = false): void {
     let prev = after;
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i]!;
       if (prev !== undefined) {
         const cmp = comparePositions(prev, p);
-        if (cmp === 0 || (cmp === undefined && samePosition(prev, p))) {
+        if ((cmp === 0 || (cmp === undefined && samePosition(prev, p))) && !(ties && i > 0)) {
           throw new WatermarkOrderError(
             this.description,
             (i === 0
@@ -309,7 +360,9 @@ export class WatermarkChunkSource implements CursorSource {
               : `two rows share the position ${show(p)}`) +
               (this.tieBreakerField
                 ? `. (${this.watermarkField}, ${this.tieBreakerField}) must be unique`
-                : `. "${this.watermarkField}" is not unique: set tieBreakerField (e.g. the primary key)`) +
+                : ties
+                  ? ""
+                  : `. "${this.watermarkField}" is not unique: set tieBreakerField (e.g. the primary key), or drop uniqueWatermark to allow ties`) +
               ". If the watermark is a timestamp with microseconds read as a JS Date, the precision " +
               "lost in the Date can also cause this: read it as text or truncate it to milliseconds",
           );
@@ -367,7 +420,7 @@ export class WatermarkChunkSource implements CursorSource {
   private checkCursor(cursor: unknown, what: string): WatermarkPosition {
     const expected = this.tieBreakerField
       ? `{ watermark, tieBreaker } (tieBreakerField "${this.tieBreakerField}")`
-      : "{ watermark } (uniqueWatermark: true)";
+      : "{ watermark } (no tieBreakerField)";
     if (typeof cursor !== "object" || cursor === null || !("watermark" in cursor)) {
       throw new ConfigError(what, `expected ${expected}, got ${describeType(cursor)}`);
     }
@@ -390,96 +443,3 @@ export class WatermarkChunkSource implements CursorSource {
     return { watermark: c.watermark, tieBreaker: c.tieBreaker };
   }
 }
-
-function isWatermarkValue(value: unknown): value is WatermarkValue {
-  switch (typeof value) {
-    case "number":
-      return Number.isFinite(value);
-    case "bigint":
-    case "string":
-      return true;
-    case "object":
-      return value instanceof Date && !Number.isNaN(value.getTime());
-    default:
-      return false;
-  }
-}
-
-function copy(p: WatermarkPosition): WatermarkPosition {
-  const clone = (v: WatermarkValue): WatermarkValue => (v instanceof Date ? new Date(v.getTime()) : v);
-  return p.tieBreaker === undefined
-    ? { watermark: clone(p.watermark) }
-    : { watermark: clone(p.watermark), tieBreaker: clone(p.tieBreaker) };
-}
-
-/** Identity of a value within one tie group (type-tagged so 1 and "1" differ). */
-function valueKey(v: WatermarkValue | undefined): string {
-  if (v === undefined) return "u";
-  if (v instanceof Date) return `d${v.getTime()}`;
-  return `${(typeof v)[0]}${String(v)}`;
-}
-
-function sameValue(a: WatermarkValue | undefined, b: WatermarkValue | undefined): boolean {
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-  return a === b;
-}
-
-function samePosition(a: WatermarkPosition, b: WatermarkPosition): boolean {
-  return sameValue(a.watermark, b.watermark) && sameValue(a.tieBreaker, b.tieBreaker);
-}
-
-/** Order of two values of one numeric kind; undefined when JS cannot know the database's order. */
-function compareValues(a: WatermarkValue, b: WatermarkValue): number | undefined {
-  if (a instanceof Date && b instanceof Date) return Math.sign(a.getTime() - b.getTime());
-  const numeric = (v: WatermarkValue) => typeof v === "number" || typeof v === "bigint";
-  if (numeric(a) && numeric(b)) return a < b ? -1 : a > b ? 1 : 0;
-  return undefined;
-}
-
-function comparePositions(a: WatermarkPosition, b: WatermarkPosition): number | undefined {
-  const wm = sameValue(a.watermark, b.watermark) ? 0 : compareValues(a.watermark, b.watermark);
-  if (wm !== 0 || a.tieBreaker === undefined || b.tieBreaker === undefined) return wm;
-  return sameValue(a.tieBreaker, b.tieBreaker) ? 0 : compareValues(a.tieBreaker, b.tieBreaker);
-}
-
-function show(p: WatermarkPosition): string {
-  const v = (x: WatermarkValue) => (x instanceof Date ? x.toISOString() : typeof x === "bigint" ? `${x}n` : JSON.stringify(x));
-  return p.tieBreaker === undefined ? `(${v(p.watermark)})` : `(${v(p.watermark)}, ${v(p.tieBreaker)})`;
-}
-
-function describeType(value: unknown): string {
-  if (value === null) return "null";
-  if (value instanceof Date) return "an invalid Date";
-  if (Array.isArray(value)) return "an array";
-  return typeof value;
-}
-
-const aborted = Symbol("aborted");
-
-/** Settle with the promise, or with `aborted` as soon as the signal fires (the promise is left to finish). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof aborted> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.resolve(aborted);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => undefined); // a late failure after abort is nobody's business
-      resolve(aborted);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) resolve(aborted);
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the wrapped promise's own reason, passed on unchanged
-        else reject(error);
-      },
-    );
-  });
-}
-

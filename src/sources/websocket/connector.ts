@@ -53,6 +53,11 @@ type WsModule = { WebSocket: new (url: string, protocols: string[] | undefined, 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The options a WebSocketConnector takes (WebSocketSource passes on only these). */
+/** The options with the URL among them: `new WebSocketConnector({ url, subscribeMessage })`. */
+export interface WebSocketConnectorConfig extends WebSocketOptions {
+  url: string | URL;
+}
+
 export const WEBSOCKET_CONNECTOR_OPTIONS = optionNames<WebSocketOptions>()(["retry", "headers", "onRetry", "subscribeMessage", "subscribeMessages", "protocols", "pingIntervalMs", "maxBuffered", "maxBufferedBytes", "overflow", "maxMessageBytes", "handshakeTimeoutMs"]);
 
 /**
@@ -91,10 +96,23 @@ export class WebSocketConnector implements StreamConnector {
   private connection = 0;
   private readonly stat = { connects: 0, reconnects: 0, received: 0, dropped: 0, pauses: 0, stalls: 0, lastError: undefined as string | undefined };
 
-  constructor(
-    url: string | URL,
-    private readonly options: WebSocketOptions = {},
-  ) {
+  private readonly options: WebSocketOptions;
+
+  /**
+   * `new WebSocketConnector(url, options)`, or with the URL among the options as the streaming
+   * guide writes it: `new WebSocketConnector({ url, subscribeMessage })`.
+   */
+  constructor(urlOrConfig: string | URL | WebSocketConnectorConfig, more?: WebSocketOptions) {
+    let url: string | URL;
+    let options: WebSocketOptions;
+    if (typeof urlOrConfig === "string" || urlOrConfig instanceof URL) {
+      url = urlOrConfig;
+      options = more ?? {};
+    } else {
+      if (more !== undefined) throw new ConfigError("WebSocketConnector", "give the options once: (url, options) or ({ url, ...options })");
+      ({ url, ...options } = urlOrConfig);
+    }
+    this.options = options;
     refuseUnknownOptions("WebSocketConnector", options, WEBSOCKET_CONNECTOR_OPTIONS);
     this.url = checkWsUrl(url);
     this.secrets = [...secretsOfUrl(this.url), ...secretsOfHeaders(options.headers)];

@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { isBadOrder } from "../../examples/orders.js";
+import { main } from "../../src/cli/main.js";
+import { writeOrders } from "../temporal/support.js";
+import { ORDERS_CONTRACT, jsonLines } from "./support.js";
+
+const tmp = mkdtempSync(join(tmpdir(), "lakelogic-output-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function run(...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(["run", ORDERS_CONTRACT, ...argv], { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+const badIn = (from: number, to: number) => {
+  let bad = 0;
+  for (let i = from; i < to; i++) if (isBadOrder(i)) bad++;
+  return bad;
+};
+
+describe("lakelogic run output", () => {
+  it("prints a text summary by default and one JSON line with --json", async () => {
+    const events = join(tmp, "a.ndjson");
+    writeOrders(events, 0, 700);
+    const source = JSON.stringify({ type: "file", path: events });
+    const text = await run("--source", source, "--target-path", join(tmp, "lake-a"), "--batch-size", "300");
+    expect(text.code).toBe(0);
+    expect(() => JSON.parse(text.stdout) as unknown).toThrow();
+    expect(text.stdout).toMatch(/^lakelogic run done \(stopped by end\): stream::orders\n/);
+    expect(text.stdout).toContain(`records     700: good ${(700 - badIn(0, 700)).toLocaleString("en")}, quarantined ${badIn(0, 700)}`);
+
+    writeOrders(events, 700, 800, true);
+    const json = await run("--source", source, "--target-path", join(tmp, "lake-a"), "--batch-size", "300", "--json");
+    expect(json.code).toBe(0);
+    const lines = json.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ sourceCount: 100, badCount: badIn(700, 800), stoppedBy: "end", resumedFrom: { line: 700 } });
+  });
+
+  it("--log-format json writes one JSON object per stderr line, one per committed batch", async () => {
+    const events = join(tmp, "b.ndjson");
+    writeOrders(events, 0, 1000);
+    const r = await run("--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake-b"), "--batch-size", "400", "--log-format", "json", "--json");
+    expect(r.code).toBe(0);
+    const logs = jsonLines(r.stderr);
+    const batches = logs.filter((l) => l.msg === "batch committed");
+    expect(batches.map((l) => l.level)).toEqual(["info", "info", "info"]);
+    expect(batches.map((l) => l.fields.records)).toEqual([400, 400, 200]);
+    expect(batches.map((l) => l.fields.batch)).toEqual([1, 2, 3]);
+    for (const l of batches) {
+      expect(l.fields).toMatchObject({ key: "stream::orders", superseded: 0 });
+      expect((l.fields.good as number) + (l.fields.bad as number)).toBe(l.fields.records);
+      expect(typeof l.fields.durationMs).toBe("number");
+      expect(Number.isNaN(Date.parse(l.time))).toBe(false);
+    }
+    // The last batch reaches the end snapshot: the file source reports no bytes left.
+    expect(batches.at(-1)!.fields).toMatchObject({ lagBytes: 0, progress: 1 });
+  });
+
+  it("--log-level warn drops the batch lines; a bad level is a usage error", async () => {
+    const events = join(tmp, "c.ndjson");
+    writeOrders(events, 0, 50);
+    const quiet = await run("--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake-c"), "--log-level", "warn");
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe("");
+    const bad = await run("--source", JSON.stringify({ type: "file", path: events }), "--log-level", "loud");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--log-level must be one of error, warn, info, debug/);
+  });
+
+  it("a failed run says so: stoppedBy error with the error in JSON, FAILED in text, exit 1", async () => {
+    const source = JSON.stringify({ type: "file", path: join(tmp, "missing.ndjson") });
+    const json = await run("--source", source, "--target-path", join(tmp, "lake-d"), "--json");
+    expect(json.code).toBe(1);
+    const summary = JSON.parse(json.stdout) as { stoppedBy: string; error: { name: string; message: string } };
+    expect(summary.stoppedBy).toBe("error");
+    expect(summary.error.message).toMatch(/ENOENT.*missing\.ndjson/);
+    const text = await run("--source", source, "--target-path", join(tmp, "lake-d"));
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^lakelogic run FAILED: stream::orders\n/);
+    expect(text.stdout).not.toContain('"stoppedBy"');
+  });
+});
