@@ -4,12 +4,12 @@
 const LAYERS = [
   ["^src/util/", "^src/observe/", "^src/errors\\.ts$"],
   ["^src/contract/"],
-  ["^src/checkpoint/", "^src/engine/"],
+  ["^src/checkpoint/", "^src/engine/", "^src/spark/(driver|engine|home)\\.ts$"],
   ["^src/lake/"],
   ["^src/sources/"],
   ["^src/batch/"],
   ["^src/pipeline/"],
-  ["^src/sink/", "^src/temporal/"],
+  ["^src/sink/", "^src/temporal/", "^src/spark/(stream-sink|index)\\.ts$"],
   ["^src/lint/", "^src/index\\.ts$"],
   ["^src/cli/"],
 ];

@@ -17,7 +17,12 @@ export async function createEngine(name: EngineName = "duckdb"): Promise<Engine>
       const { PolarsEngine } = await import("./polars.js");
       return PolarsEngine.create();
     }
+    case "spark": {
+      // Loaded on demand: starts a Spark driver process (see docs/spark.md).
+      const { SparkEngine } = await import("../spark/engine.js");
+      return SparkEngine.create();
+    }
     default:
-      throw new ConfigError("engine", `unknown engine ${JSON.stringify(name)}; expected "duckdb" or "polars"`);
+      throw new ConfigError("engine", `unknown engine ${JSON.stringify(name)}; expected "duckdb", "polars" or "spark"`);
   }
 }

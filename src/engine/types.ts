@@ -102,7 +102,7 @@ export interface ValidationResult {
   datasetRules: DatasetRuleResult[];
 }
 
-export type EngineName = "duckdb" | "polars";
+export type EngineName = "duckdb" | "polars" | "spark";
 
 export interface Engine {
   readonly name: EngineName;

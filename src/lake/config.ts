@@ -60,7 +60,9 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
       "materialization.format",
       `"${m.declaredFormat}" is not a format this runtime's engines write (duckdb, parquet): the rows would land in ` +
         `another format than the contract declares, where its readers would not look. Write materialization.format: ` +
-        `duckdb or parquet for this runtime, and keep the ${m.declaredFormat} contract for an engine that writes it`,
+        (m.declaredFormat.toLowerCase() === "delta"
+          ? `duckdb or parquet for StreamSink and the Temporal runtime, or run this contract with SparkStreamSink (lakelogic spark run), which writes delta`
+          : `duckdb or parquet for this runtime, and keep the ${m.declaredFormat} contract for an engine that writes it`),
     );
   }
   const format = String(m.format ?? "duckdb");

@@ -30,7 +30,7 @@ describe("createEngine", () => {
   });
 
   it("refuses an unknown engine name", async () => {
-    await expect(createEngine("spark" as "duckdb")).rejects.toThrow(ConfigError);
+    await expect(createEngine("flink" as "duckdb")).rejects.toThrow(ConfigError);
   });
 
   it("says how to install nodejs-polars when it is missing", async () => {

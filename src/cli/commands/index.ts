@@ -23,6 +23,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "Run a stream in this process: validate, write, commit the cursor after each batch",
     load: async () => (await import("./run.js")).runCommand,
   },
+  { name: "spark", summary: "Run a contract on Apache Spark Structured Streaming into Delta tables (SparkStreamSink)", load: async () => (await import("./spark.js")).sparkCommand },
   {
     name: "worker",
     summary: "Run a Temporal worker for stream workflows and their batches",

@@ -72,7 +72,9 @@ export function readFormat(cx: NormaliseContext, v: unknown, path: YamlPath, fal
     cx.error(path, `unknown format '${s}' (did you mean ${guess}?)`, "duckdb or parquet");
     return { format: fallback };
   }
-  // Formats of the original (delta, iceberg, csv…) load, so the contract stays shared; they are not written here.
-  cx.warn(path, `format '${s}' is not written by this runtime (duckdb, parquet); '${fallback}' is used instead`, "unsupported");
+  // delta is SparkStreamSink's format (docs/spark.md): nothing to warn about; StreamSink refuses it when its lake opens.
+  if (t === "delta") return { format: fallback, declared: s };
+  // Other formats of the original (iceberg, csv…) load, so the contract stays shared; no engine here writes them.
+  cx.warn(path, `format '${s}' is written by no engine here (duckdb, parquet; delta on Spark): a run refuses it`, "unsupported");
   return { format: fallback, declared: s };
 }

@@ -7,9 +7,10 @@ export const format001: ContractRule = {
   name: "UnwritableFormat",
   title: "Table format no engine here writes",
   description:
-    "`materialization.format` names a format this runtime's engines do not write (`delta`, `iceberg`, `csv`, …). " +
-    "The run refuses it rather than write the rows as DuckDB or Parquet, where the table's readers would not look.",
-  fix: "Write `materialization.format: duckdb` or `parquet` for this runtime.",
+    "`materialization.format` names a format no engine here writes (`iceberg`, `csv`, …): StreamSink and " +
+    "the Temporal runtime write `duckdb` and `parquet`, SparkStreamSink writes `delta`. " +
+    "The run refuses it rather than write the rows as another format, where the table's readers would not look.",
+  fix: "Write `materialization.format: duckdb` or `parquet` (StreamSink, Temporal), or `delta` (SparkStreamSink).",
   tags: ["materialization"],
   scope: "contract",
   examples: {
@@ -17,7 +18,7 @@ export const format001: ContractRule = {
 primary_key: [order_id]
 materialization:
   strategy: merge
-  format: delta
+  format: iceberg
 `,
     good: `dataset: orders
 primary_key: [order_id]
@@ -30,10 +31,12 @@ materialization:
     const hits: RuleHit[] = [];
     const format = contract.get(["materialization", "format"]);
     if (typeof format !== "string" || format.trim() === "") return hits;
-    if (LAKE_FORMATS.includes(format.trim().toLowerCase())) return hits;
+    const name = format.trim().toLowerCase();
+    // delta is Spark's (SparkStreamSink, docs/spark.md); StreamSink refuses it when the lake opens, naming Spark.
+    if (LAKE_FORMATS.includes(name) || name === "delta") return hits;
     hits.push({
-      message: `materialization.format "${format}" is not written by this runtime's engines (${LAKE_FORMATS.join(", ")}): the run refuses it.`,
-      suggestion: "Use duckdb or parquet.",
+      message: `materialization.format "${format}" is written by no engine here (${LAKE_FORMATS.join(", ")}, or delta on Spark): the run refuses it.`,
+      suggestion: "Use duckdb or parquet, or delta with SparkStreamSink.",
       path: ["materialization", "format"],
     });
     return hits;

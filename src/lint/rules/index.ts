@@ -14,6 +14,7 @@ import { stream001 } from "./stream-001.js";
 import { stream002 } from "./stream-002.js";
 import { stream003 } from "./stream-003.js";
 import { stream004 } from "./stream-004.js";
+import { spark001 } from "./spark-001.js";
 
 /**
  * Every rule, in documentation order. Adding a rule: write a module beside this one and list
@@ -26,6 +27,7 @@ export const RULES: readonly LintRule[] = [
   stream002,
   stream003,
   stream004,
+  spark001,
   name001,
   name002,
   secret001,

@@ -1,0 +1,300 @@
+"""LakeLogic's Spark driver: one SparkSession, driven by the TypeScript side over JSON lines.
+
+    python driver.py serve  CONFIG.json   requests on stdin, one reply per request on stdout
+    python driver.py stream CONFIG.json   a Structured Streaming query (foreachBatch) that asks
+                                          stdin for each micro-batch's validated rows
+
+The TypeScript side compiles the contract (src/engine/spark-sql.ts), encodes records and builds
+quarantine reasons (the same code as the other engines); this process runs the compiled Spark
+SQL, owns the stream's source offsets (checkpointLocation) and writes the Delta tables. Stdout
+carries only protocol lines; Spark's own logging goes to stderr.
+"""
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+
+_OUT = sys.stdout
+sys.stdout = sys.stderr  # anything printed by a library goes to stderr, never the protocol
+
+
+def send(msg):
+    _OUT.write(json.dumps(msg, allow_nan=False, default=str) + "\n")
+    _OUT.flush()
+
+
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError("the TypeScript side closed the connection")
+    return json.loads(line)
+
+
+def session(cfg):
+    from pyspark.sql import SparkSession
+
+    b = SparkSession.builder.appName(cfg.get("appName", "lakelogic")).master(cfg.get("master", "local[2]"))
+    conf = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.ansi.enabled": "false",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Micro-batches are small: one shuffle partition, no adaptive re-planning per query.
+        "spark.sql.shuffle.partitions": "1",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+    }
+    if cfg.get("jars"):
+        conf["spark.jars"] = ",".join(cfg["jars"])
+    if cfg.get("packages"):
+        conf["spark.jars.packages"] = ",".join(cfg["packages"])
+    conf.update(cfg.get("conf") or {})
+    for k, v in conf.items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def plain(v):
+    """A collected value as JSON: non-finite doubles as text, decimals and dates as text."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else ("NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    return str(v)
+
+
+def validate(spark, stmt, cols):
+    """Run one compiled statement over one encoded batch; columns and measures back."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    schema = StructType([StructField(c["name"], LongType() if c["type"] == "BIGINT" else StringType()) for c in stmt["input"]])
+    n = len(cols["__ll_i"])
+    rows = list(zip(*[cols[c["name"]] for c in stmt["input"]])) if n else []
+    df = spark.createDataFrame(rows, schema)
+    df.createOrReplaceTempView("__ll_batch")
+    ev = spark.sql(stmt["sql"])
+    collected = ev.collect()
+    out = {c: [plain(r[i]) for r in collected] for i, c in enumerate(stmt["columns"])}
+    measures, errors = [], []
+    if stmt["measures"]:
+        spark.createDataFrame(collected, ev.schema).createOrReplaceTempView("__ll_ev")
+        for q in stmt["measures"]:
+            try:
+                v = spark.sql(q).collect()[0][0]
+                measures.append(None if v is None else plain(float(v)))
+                errors.append(None)
+            except Exception as err:  # a measure that throws reports its rule as failed
+                measures.append(0)
+                errors.append(short(err))
+    return {"columns": out, "measures": measures, "measureErrors": errors}
+
+
+def short(err):
+    text = str(err).strip().splitlines()
+    return text[0][:500] if text else type(err).__name__
+
+
+def read_table(spark, path, order_by):
+    df = spark.read.format("delta").load(path)
+    if order_by:
+        df = df.orderBy(*order_by)
+    schema = [f.name for f in df.schema.fields]
+    return {"rows": [{k: plain(r[k]) if not isinstance(r[k], list) else [plain(x) for x in r[k]] for k in schema} for r in df.collect()]}
+
+
+def handle(spark, req):
+    op = req["op"]
+    if op == "validate":
+        return validate(spark, req["stmt"], req["cols"])
+    if op == "compile":
+        # Analysis runs when the statement is planned: unknown functions or columns fail here.
+        validate(spark, req["stmt"], req["cols"])
+        return {}
+    if op == "read":
+        return read_table(spark, req["path"], req.get("orderBy"))
+    raise ValueError("unknown request " + repr(op))
+
+
+def serve_one(spark, req):
+    try:
+        reply = handle(spark, req)
+        send({"id": req.get("id"), "ok": True, **reply})
+    except Exception as err:
+        send({"id": req.get("id"), "ok": False, "error": short(err)})
+
+
+def serve(cfg):
+    spark = session(cfg)
+    send({"event": "ready", "version": spark.version})
+    while True:
+        try:
+            req = recv()
+        except EOFError:
+            break
+        if req.get("op") == "close":
+            break
+        serve_one(spark, req)
+    spark.stop()
+
+
+# ── stream mode ──
+
+
+def source_frame(spark, src):
+    """The stream as rows of (raw text, position JSON, order)."""
+    from pyspark.sql import functions as F
+
+    kind = src["type"]
+    if kind == "kafka":
+        r = spark.readStream.format("kafka").option("kafka.bootstrap.servers", src["bootstrapServers"]).option("subscribe", src["topic"])
+        r = r.option("startingOffsets", src.get("startingOffsets", "earliest"))
+        if src.get("maxOffsetsPerTrigger"):
+            r = r.option("maxOffsetsPerTrigger", str(src["maxOffsetsPerTrigger"]))
+        df = r.load()
+        return df.select(
+            F.col("value").cast("string").alias("raw"),
+            F.to_json(F.struct(F.col("topic"), F.col("partition"), F.col("offset"))).alias("position"),
+            F.col("partition").alias("p"),
+            F.col("offset").alias("o"),
+        )
+    if kind == "json":
+        r = spark.readStream.format("text")
+        if src.get("maxFilesPerTrigger"):
+            r = r.option("maxFilesPerTrigger", str(src["maxFilesPerTrigger"]))
+        df = r.load(src["path"]).withColumn("f", F.input_file_name())
+        return df.select(F.col("value").alias("raw"), F.to_json(F.struct(F.col("f").alias("file"))).alias("position"), F.col("f").alias("p"))
+    if kind == "delta":
+        df = spark.readStream.format("delta").load(src["path"])
+        return df.select(F.to_json(F.struct(*[F.col(c) for c in df.columns])).alias("raw"), F.lit(None).cast("string").alias("position"), F.lit(0).alias("p"))
+    raise ValueError("unknown source type " + repr(kind))
+
+
+def table_version(spark, path):
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        return -1
+    return DeltaTable.forPath(spark, path).history(1).collect()[0]["version"]
+
+
+def write_good(spark, cfg, batch_id, good):
+    """MERGE the good rows on the primary key; once per batch (Delta's txnAppId/txnVersion)."""
+    from delta.tables import DeltaTable
+
+    fields = cfg["fields"]
+    if not good:
+        return
+    schema = ", ".join("`%s` STRING" % f["name"].replace("`", "``") for f in fields)
+    df = spark.createDataFrame([[None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in row] for row in good], schema)
+    df = df.select(*[df["`%s`" % f["name"].replace("`", "``")].cast(f["sparkType"]).alias(f["name"]) for f in fields])
+    path, app = cfg["targetPath"], cfg["appId"]
+    keys = cfg["primaryKey"]
+    if not DeltaTable.isDeltaTable(spark, path):
+        # The first batch creates the table; Delta's transaction id still guards a replay.
+        df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch_id).save(path)
+        return
+    if not keys:
+        df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch_id).save(path)
+        return
+    spark.conf.set("spark.databricks.delta.write.txnAppId", app)
+    spark.conf.set("spark.databricks.delta.write.txnVersion", str(batch_id))
+    try:
+        cond = " AND ".join("t.`{0}` <=> s.`{0}`".format(k.replace("`", "``")) for k in keys)
+        (DeltaTable.forPath(spark, path).alias("t").merge(df.alias("s"), cond).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+    finally:
+        spark.conf.unset("spark.databricks.delta.write.txnAppId")
+        spark.conf.unset("spark.databricks.delta.write.txnVersion")
+
+
+def write_bad(spark, cfg, batch_id, bad):
+    """Append quarantine rows; Delta skips a batch this app already committed. Returns rows skipped."""
+    if not bad:
+        return 0
+    schema = "quarantine_id STRING, batch_id BIGINT, record STRING, raw STRING, reasons ARRAY<STRING>, rule_ids ARRAY<STRING>, position STRING, quarantined_at TIMESTAMP"
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    rows = [[b["id"], batch_id, b.get("record"), b.get("raw"), b["reasons"], b["ruleIds"], b.get("position"), now] for b in bad]
+    path = cfg["quarantinePath"]
+    before = table_version(spark, path)
+    spark.createDataFrame(rows, schema).write.format("delta").mode("append").option("txnAppId", cfg["appId"] + ":q").option("txnVersion", batch_id).save(path)
+    return len(bad) if table_version(spark, path) == before else 0
+
+
+def stream(cfg):
+    spark = session(cfg)
+    send({"event": "ready", "version": spark.version})
+    df = source_frame(spark, cfg["source"])
+    totals = {"batches": 0, "sourceCount": 0, "goodCount": 0, "badCount": 0, "supersededCount": 0}
+
+    def each(batch_df, batch_id):
+        from pyspark.sql import functions as F
+
+        started = time.time()
+        if "o" not in batch_df.columns:
+            # Files and Delta rows: their order within the micro-batch, as read.
+            batch_df = batch_df.withColumn("o", F.monotonically_increasing_id())
+        rows = batch_df.orderBy("p", "o").select("raw", "position").collect()
+        send({"event": "batch", "batchId": batch_id, "records": [r["raw"] for r in rows], "positions": [r["position"] for r in rows]})
+        while True:
+            req = recv()
+            if req.get("op") == "write":
+                break
+            serve_one(spark, req)
+        write_good(spark, cfg, batch_id, req["good"])
+        already = write_bad(spark, cfg, batch_id, req["bad"])
+        report = {k: req[k] for k in ("sourceCount", "goodCount", "badCount", "supersededCount")}
+        for k in report:
+            totals[k] += report[k]
+        totals["batches"] += 1
+        send({"event": "committed", "batchId": batch_id, "badAlreadyPresent": already, "durationMs": int((time.time() - started) * 1000), **report})
+
+    w = df.writeStream.foreachBatch(each).option("checkpointLocation", cfg["checkpointLocation"])
+    trig = cfg["trigger"]
+    w = w.trigger(availableNow=True) if trig == "available_now" else w.trigger(processingTime=trig["processingTime"])
+    query = w.start()
+    if trig == "available_now":
+        query.awaitTermination()
+    else:
+        # Runs until the TypeScript side closes stdin's control file or the process is stopped.
+        stop_file = cfg.get("stopFile")
+        while query.isActive:
+            if stop_file and os.path.exists(stop_file):
+                query.stop()
+                break
+            query.awaitTermination(0.5)
+    if query.exception():
+        raise RuntimeError(str(query.exception()))
+    send({"event": "summary", **totals})
+    spark.stop()
+
+
+def app_id(cfg):
+    return hashlib.sha256(("lakelogic.spark\n%s\n%s" % (cfg["checkpointLocation"], cfg["targetPath"])).encode()).hexdigest()[:32]
+
+
+def main():
+    mode, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        cfg = json.load(f)
+    if mode == "serve":
+        serve(cfg)
+    elif mode == "stream":
+        cfg.setdefault("appId", app_id(cfg))
+        try:
+            stream(cfg)
+        except Exception as err:
+            send({"event": "error", "error": short(err)})
+            sys.exit(1)
+    else:
+        raise SystemExit("usage: driver.py serve|stream CONFIG.json")
+
+
+if __name__ == "__main__":
+    main()

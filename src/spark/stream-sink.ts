@@ -1,0 +1,285 @@
+/**
+ * SparkStreamSink: the contract on Spark Structured Streaming. The driver (spark/driver.py) runs
+ * the query with `foreachBatch` and Spark's own `checkpointLocation` for source offsets; for each
+ * micro-batch it hands the raw records here, this side validates them with engine "spark" on the
+ * driver's own session (the same plan, encoder and messages as every engine), and the driver
+ * MERGEs the good rows into a Delta table on the primary key and appends the bad rows to a Delta
+ * quarantine table, each write once per batch (Delta's txnAppId / txnVersion).
+ */
+import { join } from "node:path";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import type { Contract, FieldSpec } from "../contract/types.js";
+import { ConfigError } from "../errors.js";
+import { quarantineIds } from "../lake/quarantine.js";
+import type { QuarantineRow } from "../lake/types.js";
+import type { Row, RuleCount } from "../engine/types.js";
+import { SparkDriver, SparkDriverError, type DriverEvent } from "./driver.js";
+import { SparkEngine } from "./engine.js";
+
+export type SparkSource =
+  | { type: "kafka"; bootstrapServers: string | string[]; topic: string; startingOffsets?: "earliest" | "latest"; maxOffsetsPerTrigger?: number }
+  | { type: "json"; path: string; maxFilesPerTrigger?: number }
+  | { type: "delta"; path: string };
+
+export type SparkTrigger = "available_now" | { processingTime: string };
+
+export interface SparkStreamSinkOptions {
+  source: SparkSource;
+  /** Spark's checkpoint directory: the source offsets and the batch ids live there. */
+  checkpointLocation: string;
+  trigger?: SparkTrigger;
+  /** The Delta table of good rows; default `<materialization.target_path>/<table>`. */
+  targetPath?: string;
+  /** The Delta quarantine table; default `<targetPath>_quarantine`. */
+  quarantinePath?: string;
+  /** Spark master; default `local[2]`. */
+  master?: string;
+  conf?: Record<string, string>;
+  /** Extra Maven coordinates for Spark to resolve (`spark.jars.packages`). */
+  packages?: string[];
+  onBatch?: (report: SparkBatchReport) => void;
+}
+
+export interface SparkBatchReport {
+  batchId: number;
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+  supersededCount: number;
+  /** Quarantine rows of a replayed batch that Delta had already committed. */
+  badAlreadyPresent: number;
+  ruleCounts: RuleCount[];
+  durationMs: number;
+}
+
+export interface SparkRunSummary {
+  batches: number;
+  sourceCount: number;
+  goodCount: number;
+  badCount: number;
+  supersededCount: number;
+  reports: SparkBatchReport[];
+  stoppedBy: "end" | "stop";
+  targetPath: string;
+  quarantinePath: string;
+}
+
+const SPARK_TYPES: Record<string, (f: FieldSpec) => string> = {
+  string: () => "STRING",
+  integer: () => "BIGINT",
+  double: () => "DOUBLE",
+  boolean: () => "BOOLEAN",
+  date: () => "DATE",
+  timestamp: () => "TIMESTAMP",
+  json: () => "STRING",
+  decimal: (f) => `DECIMAL(${f.precision ?? 38},${f.scale ?? 9})`,
+};
+
+/** A canonical value as the driver's text for it (cast to the column type there). */
+function cell(v: unknown, f: FieldSpec): string | number | boolean | null {
+  if (v === null || v === undefined) return null;
+  if (f.type === "json") return JSON.stringify(v);
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "number" && Object.is(v, -0)) return "-0.0";
+  return v as string | number | boolean;
+}
+
+/** Where the good rows go: Delta at `materialization.target_path`; other formats are refused. */
+export function deltaTargets(contract: Contract, options: Pick<SparkStreamSinkOptions, "targetPath" | "quarantinePath">): { target: string; quarantine: string } {
+  const raw = contract.raw.materialization as Record<string, unknown> | undefined;
+  const declared = typeof raw?.format === "string" ? raw.format : undefined;
+  if (declared !== undefined && declared !== "delta") {
+    throw new ConfigError(
+      "materialization.format",
+      `"${declared}" cannot be written by engine "spark": SparkStreamSink writes Delta tables (remove the key or write "delta")`,
+    );
+  }
+  const base = contract.materialization.targetPath;
+  const target = options.targetPath ?? (base ? join(base, contract.materialization.table) : undefined);
+  if (!target) throw new ConfigError("targetPath", "SparkStreamSink needs a Delta table path: pass targetPath or set materialization.target_path");
+  return { target, quarantine: options.quarantinePath ?? `${target}_quarantine` };
+}
+
+export class SparkStreamSink {
+  private driver?: SparkDriver;
+  private stopFile?: string;
+  private readonly targets: { target: string; quarantine: string };
+
+  constructor(
+    private readonly contract: Contract,
+    private readonly options: SparkStreamSinkOptions,
+  ) {
+    if (contract.fields.length === 0) throw new ConfigError("fields", "SparkStreamSink needs declared fields: the Delta table's schema comes from them");
+    this.targets = deltaTargets(contract, options);
+  }
+
+  /** The running driver's process id (tests stop it to prove crash safety). */
+  get driverPid(): number | undefined {
+    return this.driver?.pid;
+  }
+
+  /** Ends a processing-time run after the batch in flight; an available_now run ends by itself. */
+  async stop(): Promise<void> {
+    if (this.stopFile) await writeFile(this.stopFile, "stop");
+  }
+
+  async run(): Promise<SparkRunSummary> {
+    const o = this.options;
+    const trigger = o.trigger ?? "available_now";
+    const dir = await mkdtemp(join(tmpdir(), "lakelogic-spark-stream-"));
+    this.stopFile = join(dir, "stop");
+    const reports: SparkBatchReport[] = [];
+    const events: DriverEvent[] = [];
+    let wake: (() => void) | undefined;
+    const onEvent = (e: DriverEvent): void => {
+      events.push(e);
+      wake?.();
+    };
+    const source = o.source.type === "kafka"
+      ? { ...o.source, bootstrapServers: Array.isArray(o.source.bootstrapServers) ? o.source.bootstrapServers.join(",") : o.source.bootstrapServers }
+      : o.source;
+    const driver = await SparkDriver.start(
+      "stream",
+      {
+        master: o.master ?? "local[2]",
+        appName: `lakelogic-stream-${this.contract.dataset}`,
+        ...(o.conf ? { conf: o.conf } : {}),
+        ...(o.packages ? { packages: o.packages } : {}),
+        source,
+        checkpointLocation: o.checkpointLocation,
+        trigger,
+        stopFile: this.stopFile,
+        targetPath: this.targets.target,
+        quarantinePath: this.targets.quarantine,
+        primaryKey: this.contract.materialization.strategy === "append" ? [] : this.contract.primaryKey,
+        fields: this.contract.fields.map((f) => ({ name: f.name, sparkType: SPARK_TYPES[f.type]!(f) })),
+      },
+      onEvent,
+    );
+    this.driver = driver;
+    const engine = await SparkEngine.create({ driver });
+    const next = async (): Promise<DriverEvent | undefined> => {
+      for (;;) {
+        const e = events.shift();
+        if (e) return e;
+        const exited = await Promise.race([driver.done.then(() => "exit" as const), new Promise<"event">((r) => (wake = () => r("event")))]);
+        wake = undefined;
+        if (exited === "exit" && events.length === 0) return undefined;
+      }
+    };
+    try {
+      const pending = new Map<number, { report: Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs"> }>();
+      for (;;) {
+        const e = await next();
+        if (!e) throw new SparkDriverError(`the Spark driver exited before the stream ended: ${driver.tail()}`);
+        if (e.event === "batch") {
+          const report = await this.writeBatch(driver, engine, e);
+          pending.set(report.batchId, { report });
+        } else if (e.event === "committed") {
+          const id = e.batchId as number;
+          const p = pending.get(id);
+          pending.delete(id);
+          const report: SparkBatchReport = { ...p!.report, badAlreadyPresent: e.badAlreadyPresent as number, durationMs: e.durationMs as number };
+          reports.push(report);
+          o.onBatch?.(report);
+        } else if (e.event === "error") {
+          throw new SparkDriverError(`the Spark stream failed: ${String(e.error)}`);
+        } else if (e.event === "summary") {
+          break;
+        }
+      }
+      await driver.done;
+    } finally {
+      await engine.close();
+      if (driver.child.exitCode === null && driver.child.signalCode === null) driver.kill("SIGTERM");
+      await driver.done;
+      await rm(dir, { recursive: true, force: true });
+      this.driver = undefined;
+    }
+    const sum = (k: "sourceCount" | "goodCount" | "badCount" | "supersededCount"): number => reports.reduce((n, r) => n + r[k], 0);
+    return {
+      batches: reports.length,
+      sourceCount: sum("sourceCount"),
+      goodCount: sum("goodCount"),
+      badCount: sum("badCount"),
+      supersededCount: sum("supersededCount"),
+      reports,
+      stoppedBy: trigger === "available_now" ? "end" : "stop",
+      targetPath: this.targets.target,
+      quarantinePath: this.targets.quarantine,
+    };
+  }
+
+  /** Validates one micro-batch and tells the driver what to write. */
+  private async writeBatch(driver: SparkDriver, engine: SparkEngine, e: DriverEvent): Promise<Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs">> {
+    const batchId = e.batchId as number;
+    const texts = e.records as Array<string | null>;
+    const positions = e.positions as Array<string | null>;
+    const records: unknown[] = [];
+    const origin: number[] = [];
+    const undecodable: QuarantineRow[] = [];
+    texts.forEach((t, i) => {
+      const position = positions[i] ? (JSON.parse(positions[i]) as unknown) : undefined;
+      try {
+        records.push(JSON.parse(t ?? "null") as unknown);
+        origin.push(i);
+      } catch (err) {
+        undecodable.push({
+          record: undefined,
+          raw: t ?? "",
+          position,
+          errors: [{ ruleId: "record:not_json", message: `not JSON: ${(err as Error).message}` }],
+        });
+      }
+    });
+    const result = await engine.validate(records, this.contract);
+    const bad: QuarantineRow[] = [
+      ...undecodable,
+      ...result.bad.map((b) => {
+        const i = origin[b.index]!;
+        return { record: b.record, raw: texts[i] ?? undefined, position: positions[i] ? (JSON.parse(positions[i]) as unknown) : undefined, errors: b.errors };
+      }),
+    ];
+    const ids = quarantineIds(bad);
+    const fields = this.contract.fields;
+    driver.send({
+      op: "write",
+      batchId,
+      good: result.good.map((row: Row) => fields.map((f) => cell(row[f.name], f))),
+      bad: bad.map((b, i) => ({
+        id: ids[i],
+        record: b.record === undefined ? null : JSON.stringify(b.record),
+        raw: typeof b.raw === "string" ? b.raw : null,
+        reasons: b.errors.map((x) => x.message),
+        ruleIds: b.errors.map((x) => x.ruleId),
+        position: b.position === undefined ? null : JSON.stringify(b.position),
+      })),
+      sourceCount: texts.length,
+      goodCount: result.goodCount,
+      badCount: bad.length,
+      supersededCount: result.supersededCount,
+    });
+    return { batchId, sourceCount: texts.length, goodCount: result.goodCount, badCount: bad.length, supersededCount: result.supersededCount, ruleCounts: result.ruleCounts };
+  }
+}
+
+/** Reads Delta tables through one driver (one SparkSession) until closed: tests, the CLI, the bench. */
+export class DeltaReader {
+  private constructor(private readonly driver: SparkDriver) {}
+
+  static async start(options: { master?: string } = {}): Promise<DeltaReader> {
+    const driver = await SparkDriver.start("serve", { master: options.master ?? "local[1]", appName: "lakelogic-read" });
+    await driver.ready;
+    return new DeltaReader(driver);
+  }
+
+  async read(path: string, orderBy: string[] = []): Promise<Array<Record<string, unknown>>> {
+    const reply = await this.driver.request<{ rows: Array<Record<string, unknown>> }>("read", { path, orderBy });
+    return reply.rows;
+  }
+
+  close(): Promise<void> {
+    return this.driver.close();
+  }
+}
