@@ -142,7 +142,7 @@ export async function connectStreamClient(
   const { StreamClient } = await importTemporalClient(command);
   await probeTemporal(address, timeoutMs);
   try {
-    return await StreamClient.connect({ address, namespace: values.namespace, taskQueue: values["task-queue"] });
+    return await StreamClient.connect({ address, namespace: values.namespace, taskQueue: values["task-queue"], connectTimeoutMs: timeoutMs });
   } catch (err) {
     if (isConnectFailure(err)) throw new TemporalUnreachableError(address, err instanceof Error ? err.message : String(err));
     throw err;

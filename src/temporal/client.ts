@@ -23,6 +23,8 @@ export interface ClientOptions {
   address?: string;
   namespace?: string;
   taskQueue?: string;
+  /** How long the first connection may take (the SDK's default is 10 s). */
+  connectTimeoutMs?: number;
 }
 
 export class StreamAlreadyRunningError extends LakeLogicError {
@@ -46,7 +48,7 @@ export class StreamClient {
 
   static async connect(options: ClientOptions = {}): Promise<StreamClient> {
     const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233";
-    const connection = await Connection.connect({ address });
+    const connection = await Connection.connect({ address, ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}) });
     const client = new Client({ connection, namespace: options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? "default" });
     return new StreamClient(client, connection, options.taskQueue ?? DEFAULT_TASK_QUEUE);
   }
