@@ -89,12 +89,13 @@ export async function pubsubDriver(): Promise<SourceDriver> {
     kind: "pubsub",
     text: true,
     load: async (name, _dir, data) => {
-      const { topic, subscription } = await ps.createSubscription(`chaos-${name}`, { ackDeadlineSeconds: 3 });
+      // 10 s: a killed consumer's leases lapse soon, and a batch on a loaded machine still acks in time.
+      const { topic, subscription } = await ps.createSubscription(`chaos-${name}`, { ackDeadlineSeconds: 10 });
       const t = ps.pubsub.topic(topic, { batching: { maxMessages: 500, maxMilliseconds: 5 } });
       await Promise.all(texts(data).map((b) => t.publishMessage({ data: Buffer.from(b) })));
       const unacked = async () => (await ps.messages()).filter((m) => m.topic.endsWith(`/topics/${topic}`) && m.acks === 0).length;
       return {
-        source: { type: "pubsub", projectId: ps.projectId, subscription, ackDeadlineSeconds: 3 },
+        source: { type: "pubsub", projectId: ps.projectId, subscription, ackDeadlineSeconds: 10 },
         env: { ...ps.env, METADATA_SERVER_DETECTION: "none" },
         exactTotals: false,
         ordered: false,

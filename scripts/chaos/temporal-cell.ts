@@ -10,6 +10,9 @@ import type { StreamWorkflowInput } from "../../workflows/types.js";
 import { delay, stopProcess } from "../../test/support/proc.js";
 import { spawnWorker } from "../../test/temporal/support.js";
 
+/** How long a queue stream may take to drain once the kills are spent (leases lapse, redeliveries settle). */
+export const QUEUE_DRAIN_MS = 15 * 60_000;
+
 export interface TemporalCell {
   /** Run a worker for `ms` (from when it polls), then SIGKILL it; false if the stream was already done. */
   killAfter(ms: number): Promise<boolean>;
@@ -43,8 +46,9 @@ export async function startTemporalCell(address: string, taskQueue: string, inpu
     drain: async (remaining) => {
       worker ??= await spawnWorker(address, taskQueue);
       await streams.result(key);
+      const deadline = Date.now() + QUEUE_DRAIN_MS;
       for (let run = 0; remaining && (await remaining()) > 0; run++) {
-        if (run === 30) throw new Error(`${key}: the queue still holds unacknowledged messages after 30 runs`);
+        if (Date.now() > deadline) throw new Error(`${key}: the queue still holds unacknowledged messages after ${run} runs in ${QUEUE_DRAIN_MS / 60_000} min`);
         await delay(1000);
         await streams.start(input);
         await streams.result(key);
