@@ -142,7 +142,8 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
         const clusterId = randomBytes(16).toString("base64url");
         const format = await runJava(
           java,
-          jvm("kafka.tools.StorageTool", ["format", "-t", clusterId, "-c", propsFile, "--ignore-formatted"], 256),
+          // `--cluster-id=…` in one argument: an id that starts with "-" (1 in 64) would read as an option.
+          jvm("kafka.tools.StorageTool", ["format", `--cluster-id=${clusterId}`, "-c", propsFile, "--ignore-formatted"], 256),
           join(baseDir, "format.log"),
           Math.min(timeoutMs, 60_000),
         );
