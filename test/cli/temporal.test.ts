@@ -34,7 +34,7 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 async function json<T>(...args: string[]): Promise<T> {
-  const r = await cli(...args);
+  const r = await cli(...args, "--json");
   if (r.code !== 0) throw new Error(`lakelogic ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }
@@ -63,6 +63,10 @@ describe.skipIf(!temporal)("lakelogic worker / start / status / pause / resume /
       await waitFor("1000 records", async () => (await json<{ sourceCount: number }>("status", "stream::orders")).sourceCount === 1000, 60_000);
       const listed = await json<Array<{ key: string; state: string }>>("status");
       expect(listed.map((l) => l.key)).toContain("stream::orders");
+      // Without --json: text for people, one field per line.
+      const text = await cli("status", "stream::orders");
+      expect(text.stdout).not.toMatch(/^\s*[{[]/);
+      expect(text.stdout).toMatch(/^state\s+running$/m);
 
       await json("pause", "stream::orders");
       await waitFor("paused", async () => (await json<{ state: string }>("status", "stream::orders")).state === "paused", 60_000);

@@ -1,6 +1,7 @@
 import { parseCommandArgs } from "../args.js";
 import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient } from "../temporal-connect.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
+import { JSON_FLAG, JSON_HELP, printResult } from "../output.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const WHAT = {
@@ -16,6 +17,7 @@ export function controlCommand(signal: keyof typeof WHAT): CliCommand {
 ${WHAT[signal]} KEY is the checkpoint key (e.g. stream::orders).
 
 Options:
+${JSON_HELP}
 ${CONNECTION_HELP}
 ${CONNECT_TIMEOUT_HELP}
   -h, --help
@@ -23,7 +25,7 @@ ${CONNECT_TIMEOUT_HELP}
   return {
     usage,
     async run(args, io) {
-      const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, ...CONNECT_TIMEOUT_FLAG, help: { type: "boolean", short: "h" } });
+      const { values, positionals } = parseCommandArgs(args, { ...CONNECTION_FLAGS, ...CONNECT_TIMEOUT_FLAG, ...JSON_FLAG, help: { type: "boolean", short: "h" } });
       if (values.help) {
         io.stdout(usage);
         return EXIT.ok;
@@ -32,7 +34,7 @@ ${CONNECT_TIMEOUT_HELP}
       const client = await connectStreamClient(signal, values);
       try {
         await client.signal(positionals[0]!, signal);
-        io.stdout(JSON.stringify({ checkpointKey: positionals[0], signal }) + "\n");
+        printResult(io, values.json, { checkpointKey: positionals[0], signal }, () => `sent ${signal} to ${positionals[0]}\n`);
         return EXIT.ok;
       } finally {
         await client.close();

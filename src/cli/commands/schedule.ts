@@ -3,6 +3,7 @@ import { parseCommandArgs } from "../args.js";
 import { loadForCommand } from "../contract-load.js";
 import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient, importTemporalClient } from "../temporal-connect.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
+import { JSON_FLAG, JSON_HELP, printResult } from "../output.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 /**
@@ -24,6 +25,7 @@ store, wherever the last one stopped. A continuous stream is started once with l
 Options:
       --every DURATION     30s, 15m, 1h, 1d (create)
 ${SCHEDULE_STREAM_HELP}
+${JSON_HELP}
 ${CONNECTION_HELP}
 ${CONNECT_TIMEOUT_HELP}
   -h, --help
@@ -40,6 +42,7 @@ export const scheduleCommand: CliCommand = {
       ...STREAM_FLAGS,
       ...CONNECTION_FLAGS,
       ...CONNECT_TIMEOUT_FLAG,
+      ...JSON_FLAG,
       every: { type: "string" },
       help: { type: "boolean", short: "h" },
     });
@@ -79,13 +82,13 @@ export const scheduleCommand: CliCommand = {
     try {
       if (create) {
         await client.createSchedule(name, create.input, create.everyMs);
-        io.stdout(JSON.stringify({ schedule: name, everyMs: create.everyMs, overlap: "SKIP" }) + "\n");
+        printResult(io, values.json, { schedule: name, everyMs: create.everyMs, overlap: "SKIP" }, () => `created schedule ${name}: an available_now run every ${values.every}, overlapping runs skipped\n`);
       } else if (action === "delete") {
         await client.deleteSchedule(name);
-        io.stdout(JSON.stringify({ schedule: name, deleted: true }) + "\n");
+        printResult(io, values.json, { schedule: name, deleted: true }, () => `deleted schedule ${name}\n`);
       } else {
         await client.triggerSchedule(name);
-        io.stdout(JSON.stringify({ schedule: name, triggered: true }) + "\n");
+        printResult(io, values.json, { schedule: name, triggered: true }, () => `triggered schedule ${name}\n`);
       }
       return EXIT.ok;
     } finally {

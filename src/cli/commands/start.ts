@@ -2,6 +2,7 @@ import { parseCommandArgs } from "../args.js";
 import { loadForCommand } from "../contract-load.js";
 import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient, importTemporalClient } from "../temporal-connect.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
+import { fieldsText, JSON_FLAG, JSON_HELP, printResult } from "../output.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const usage = `Usage: lakelogic start CONTRACT [options]
@@ -12,6 +13,7 @@ same stream is refused while the first runs. Paths are made absolute: the worker
 Options:
 ${STREAM_HELP}
       --wait               wait for the workflow's result and print it
+${JSON_HELP}
 ${CONNECTION_HELP}
 ${CONNECT_TIMEOUT_HELP}
   -h, --help
@@ -26,6 +28,7 @@ export const startCommand: CliCommand = {
       ...STREAM_FLAGS,
       ...CONNECTION_FLAGS,
       ...CONNECT_TIMEOUT_FLAG,
+      ...JSON_FLAG,
       wait: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     });
@@ -41,8 +44,12 @@ export const startCommand: CliCommand = {
     try {
       const handle = await client.start(input);
       const key = await StreamClient.checkpointKeyOf(input);
-      io.stdout(JSON.stringify({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId, checkpointKey: key }) + "\n");
-      if (values.wait) io.stdout(JSON.stringify(await client.result(key)) + "\n");
+      const started = { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, checkpointKey: key };
+      printResult(io, values.json, started, () => `started ${key} as workflow ${handle.workflowId} (run ${handle.firstExecutionRunId})\n`);
+      if (values.wait) {
+        const result = await client.result(key);
+        printResult(io, values.json, result, () => fieldsText(result as unknown as Record<string, unknown>));
+      }
       return EXIT.ok;
     } finally {
       await client.close();
