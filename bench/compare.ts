@@ -14,13 +14,13 @@
  * rounds (default 3); one JSON line per run gives the median, then one line the ratios.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
-import { isBadOrder, orderEvents } from "../examples/orders.js";
+import { isBadOrder, writeOrderEvents } from "../examples/orders.js";
 
 const RUNS = ["ts-duckdb", "ts-polars", "py-duckdb", "py-polars", "sql-batches", "sql-file", "ceiling"] as const;
 type RunName = (typeof RUNS)[number];
@@ -50,16 +50,7 @@ function ensurePython(): void {
 }
 
 async function writeInput(path: string): Promise<{ good: number; bad: number }> {
-  const out = createWriteStream(path);
-  let chunk = "";
-  for (const e of orderEvents(rows)) {
-    chunk += JSON.stringify(e) + "\n";
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
-      chunk = "";
-    }
-  }
-  await new Promise<void>((resolve, reject) => out.end(chunk, () => resolve()).once("error", reject));
+  await writeOrderEvents(path, rows);
   let bad = 0;
   for (let i = 0; i < rows; i++) if (isBadOrder(i)) bad++;
   return { good: rows - bad, bad };

@@ -4,8 +4,7 @@
  * rules; the same N always gives the same lines. (A file argument, not `>`: `npm run` prints its
  * own header lines on stdout.)
  */
-import { createWriteStream } from "node:fs";
-import { orderEvents } from "./orders.js";
+import { writeOrderEvents } from "./orders.js";
 
 const [countArg = "10000", file = "events.ndjson"] = process.argv.slice(2);
 const count = Number(countArg);
@@ -13,15 +12,5 @@ if (!Number.isInteger(count) || count < 0) {
   process.stderr.write(`usage: npm run example:events -- [N] [FILE]   (N a whole number, got "${countArg}")\n`);
   process.exit(2);
 }
-const out = createWriteStream(file);
-let chunk = "";
-for (const event of orderEvents(count)) {
-  chunk += JSON.stringify(event) + "\n";
-  if (chunk.length > 1 << 20) {
-    // Respect back-pressure: the file is written as fast as the disk takes it, not buffered whole.
-    if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
-    chunk = "";
-  }
-}
-await new Promise<void>((resolve, reject) => out.once("error", reject).end(chunk, () => resolve()));
+await writeOrderEvents(file, count);
 process.stderr.write(`wrote ${count.toLocaleString("en")} order events to ${file}\n`);

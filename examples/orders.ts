@@ -1,3 +1,5 @@
+import { createWriteStream } from "node:fs";
+
 /**
  * A deterministic stream of order events, about `badRate` of them breaking a rule of
  * `examples/orders.yaml`. Used by the demo, the crash tests and the benchmarks, so that every
@@ -65,4 +67,18 @@ export function orderEvent(i: number, badRate = 0.05): OrderEvent {
 
 export function* orderEvents(count: number, badRate = 0.05, start = 0): Generator<OrderEvent> {
   for (let i = start; i < start + count; i++) yield orderEvent(i, badRate);
+}
+
+/** Orders 0..count-1 as JSON lines into `path`, written as fast as the disk takes them (not buffered whole). */
+export async function writeOrderEvents(path: string, count: number): Promise<void> {
+  const out = createWriteStream(path);
+  let chunk = "";
+  for (const event of orderEvents(count)) {
+    chunk += JSON.stringify(event) + "\n";
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
+      chunk = "";
+    }
+  }
+  await new Promise<void>((resolve, reject) => out.once("error", reject).end(chunk, () => resolve()));
 }

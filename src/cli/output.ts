@@ -7,9 +7,14 @@ import type { CliIO } from "./types.js";
 export const JSON_FLAG = { json: { type: "boolean" } } as const;
 export const JSON_HELP = "      --json               print one JSON document instead of text";
 
-/** `value` as JSON (bigints as their digits) when `json`, else the text `text()` spells. */
+/** `value` as JSON text, bigints as their digits (JSON.stringify refuses them). */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+}
+
+/** `value` as one JSON line when `json`, else the text `text()` spells. */
 export function printResult(io: CliIO, json: boolean | undefined, value: unknown, text: () => string): void {
-  io.stdout(json ? JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n" : text());
+  io.stdout(json ? toJson(value) + "\n" : text());
 }
 
 function shown(v: unknown): string {
@@ -17,7 +22,7 @@ function shown(v: unknown): string {
   if (v === null || v === undefined) return "-";
   if (typeof v === "string") return v;
   if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return v.toString();
-  return JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x)) ?? "-";
+  return toJson(v) ?? "-";
 }
 
 /** An object as aligned `name  value` lines, nested values as compact JSON. */

@@ -13,6 +13,7 @@ import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_MODES, contractLoadOptions
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
 import { batchLogLine, eta, summaryText } from "../run-output.js";
+import { toJson } from "../output.js";
 
 const usage = `Usage: lakelogic run CONTRACT [options]
 
@@ -103,7 +104,7 @@ function bar(fraction: number, width = 24): string {
 
 function summaryLine(summary: StreamRunSummary, error?: unknown): string {
   const failure = error === undefined ? {} : { error: errorOf(error) };
-  return JSON.stringify({ ...summary, ...failure }, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n";
+  return toJson({ ...summary, ...failure }) + "\n";
 }
 
 /** What failed: the run's cause (its message is the connector's, already free of secrets). */
