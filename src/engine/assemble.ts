@@ -6,6 +6,7 @@ import type { DatasetRule, RowRule } from "../contract/types.js";
 import { typeLabel } from "./canonical.js";
 import { defineLazy } from "../util/lazy.js";
 import { lookupField, type EncodedBatch } from "./encode.js";
+import { parseJsonRecord } from "../util/exact-json.js";
 import type { Check, Plan, PlanField } from "./plan-types.js";
 import type { BadRow, DatasetRuleResult, GoodColumns, Row, RuleCount, RuleFailure, ValidationResult } from "./types.js";
 
@@ -164,7 +165,7 @@ const asString = (v: unknown, rec: Record<string, unknown>, f: PlanField): unkno
   return typeof raw === "string" ? raw : raw instanceof Date ? raw.toISOString() : null;
 };
 const asInt = (v: unknown, big: unknown): unknown => (typeof big === "string" ? BigInt(big) : (v ?? null));
-const asJson = (v: unknown): unknown => (typeof v === "string" ? (JSON.parse(v) as unknown) : null);
+const asJson = (v: unknown): unknown => (typeof v === "string" ? parseJsonRecord(v) : null);
 
 /**
  * A function that makes one good row as an object literal with the contract's keys: V8 then

@@ -9,6 +9,7 @@
  */
 import type { FieldSpec, FieldType } from "../contract/types.js";
 import { daysFromCivil, validYmd } from "../util/civil-time.js";
+import { jsonText, parseJsonRecord } from "../util/exact-json.js";
 import { wellFormedJson } from "../util/well-formed-json.js";
 
 /** Leading/trailing whitespace that non-string types ignore: ASCII space, tab, CR, LF only. */
@@ -127,8 +128,8 @@ export function coerceValue(v: unknown, f: TypeLabelSource): Coerced {
     if (typeof v === "number" && !Number.isFinite(v)) return { ok: false };
     try {
       // Lone surrogates become U+FFFD: the value is JSON that DuckDB (and the lake) can read.
-      const t = JSON.stringify(v);
-      return t === undefined ? { ok: false } : { ok: true, value: JSON.parse(wellFormedJson(t)) as unknown };
+      const t = jsonText(v);
+      return t === undefined ? { ok: false } : { ok: true, value: parseJsonRecord(wellFormedJson(t)) };
     } catch {
       return { ok: false };
     }

@@ -13,6 +13,7 @@
  * (see encodeTimestamp).
  */
 import { canonicalIsoMicrosNumber } from "../util/civil-time.js";
+import { jsonText } from "../util/exact-json.js";
 import { wellFormedJson } from "../util/well-formed-json.js";
 import { isWellFormed, numberText } from "./canonical.js";
 import type { Plan, PlanField } from "./plan-types.js";
@@ -166,7 +167,7 @@ export function spelledAlikeAsJson(v: number): boolean {
 
 function json(v: unknown, ok: number): string | null {
   try {
-    const j = JSON.stringify(v);
+    const j = jsonText(v);
     tag = j === undefined ? TAG.invalid : ok;
     return j ?? null;
   } catch {

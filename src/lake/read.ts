@@ -19,6 +19,7 @@ import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeC
 import { acquireDatabase } from "./duckdb-db.js";
 import { listedFiles, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import { quarantineDir, readManifest, sqlList, tableDir } from "./parquet-writer.js";
+import { parseJsonRecord } from "../util/exact-json.js";
 import { SEQ_COLUMN } from "./row-seq.js";
 import type { StoredQuarantineRow } from "./types.js";
 
@@ -163,7 +164,7 @@ function toJs(v: DuckDBValue, type: DuckDBType): unknown {
   if (v === null) return null;
   if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v;
   if (typeof v === "string") {
-    return type.typeId === DuckDBTypeId.VARCHAR && type.alias === "JSON" ? (JSON.parse(v) as unknown) : v;
+    return type.typeId === DuckDBTypeId.VARCHAR && type.alias === "JSON" ? parseJsonRecord(v) : v;
   }
   if (typeof v === "number" || typeof v === "boolean") return v;
   if (v instanceof DuckDBDecimalValue) return v.toString();

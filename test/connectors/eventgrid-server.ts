@@ -23,6 +23,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { jsonText } from "../../src/util/exact-json.js";
 
 export const API_VERSION = "2024-06-01";
 
@@ -110,7 +111,8 @@ export class EventGridFakeServer {
     const url = new URL(req.url ?? "/", "http://x");
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(body));
+      // bigint as its digits, as a service written in another language sends a 64-bit id.
+      res.end(jsonText(body));
     };
     const error = (status: number, code: string, message: string) => send(status, { error: { code, message } });
     if (req.method !== "POST") return error(405, "MethodNotAllowed", "only POST");

@@ -69,6 +69,21 @@ describe("EventGridConnector against a local Event Grid REST server", () => {
     expect(summary.lag?.oldestAgeMs).toEqual(expect.any(Number));
   });
 
+  it("keeps integers beyond 2^53 in event data exact (the SDK's JSON.parse would round them)", async () => {
+    const server = await fake();
+    server.publish(
+      { id: "big", source: "/shop", type: "t", datacontenttype: "application/json", data: { order_id: 9007199254740993n, ref: "x" } },
+      { id: "small", source: "/shop", type: "t", datacontenttype: "application/json", data: { order_id: 7 } },
+    );
+    const source = connector(server);
+    try {
+      const got = await source.receive(10, 2000, new AbortController().signal);
+      expect(got.map((r) => (r.value as { order_id: unknown }).order_id)).toEqual([9007199254740993n, 7]);
+    } finally {
+      await source.close();
+    }
+  });
+
   it("receives what the SDK's sender published", async () => {
     const server = await fake();
     const sender = new EventGridSenderClient(server.endpoint, new AzureKeyCredential(KEY), "orders", { allowInsecureConnection: true });

@@ -168,7 +168,7 @@ describe.each<LakeFormat>(["duckdb", "parquet"])("%s target", (format) => {
     const rows = await readTable(c, { targetPath });
     expect(rows).toHaveLength(2); // 1 and "1" are different keys
     expect(rows).toContainEqual({ id: "1", b: true });
-    expect(rows).toContainEqual({ id: 1, a: "replaced", big: Number(12345678901234567890n) });
+    expect(rows).toContainEqual({ id: 1, a: "replaced", big: 12345678901234567890n });
   });
 
   it("keeps undeclared fields in _extra under unknown_fields: allow", async () => {

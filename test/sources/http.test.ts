@@ -199,6 +199,21 @@ describe("http source: records", () => {
     expect(trail).toEqual([[4, {}], [1, { watermark: 5 }], [2, { watermark: 5 }], [3, { watermark: 7 }]]);
   });
 
+  it("watermark: 64-bit ids (beyond 2^53) order exactly, and the records keep every digit", async () => {
+    // Three snowflake-like ids one apart: JSON.parse would make the first two one value.
+    const body = '[{"id":9007199254740994,"n":3},{"id":9007199254740992,"n":1},{"id":9007199254740993,"n":2}]';
+    const s = await serve(() => ({ body }));
+    const source = new HttpPollSource(s.url(), { watermark: "id", clock: new FakeClock() });
+    const got = await drain(source);
+    expect(got.map((r) => (r.value as { id: unknown }).id)).toEqual([9007199254740992n, 9007199254740993n, 9007199254740994n]);
+    expect(got.map((r) => r.raw)).toEqual(['{"id":9007199254740992,"n":1}', '{"id":9007199254740993,"n":2}', '{"id":9007199254740994,"n":3}']);
+    expect(source.currentCursor()).toEqual({ watermark: 9007199254740994n });
+    // A restart from that cursor has nothing new, however the feed re-sends the same ids.
+    const restarted = new HttpPollSource(s.url(), { watermark: "id", clock: new FakeClock() });
+    await restarted.seek(source.currentCursor());
+    expect(await drain(restarted)).toEqual([]);
+  });
+
   it("watermark: a value that is neither a number nor a time does not move the cursor", async () => {
     const s = await serve(() => ({ body: JSON.stringify([{ id: 1, at: "2026-12-04T10:00:00Z" }, { id: 2, at: "yesterday" }]) }));
     const source = new HttpPollSource(s.url(), { watermark: "at", clock: new FakeClock() });

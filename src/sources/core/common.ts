@@ -1,6 +1,7 @@
 import { ConfigError } from "../../errors.js";
 import { redactText } from "../../util/redact.js";
 import type { PayloadDecoder } from "./decoders/types.js";
+import { parseJsonRecord } from "../../util/exact-json.js";
 
 /**
  * The part of a JSON event a contract sees: a JSON object as is; anything else (plain text,
@@ -8,7 +9,7 @@ import type { PayloadDecoder } from "./decoders/types.js";
  */
 export function decodeEventData(data: string): unknown {
   try {
-    const v: unknown = JSON.parse(data);
+    const v: unknown = parseJsonRecord(data);
     return typeof v === "object" && v !== null && !Array.isArray(v) ? v : { data: v };
   } catch {
     return { data };

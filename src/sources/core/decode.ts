@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { parseJsonRecord } from "../../util/exact-json.js";
 
 export type DecodedBody = { value: unknown } | { error: string };
 
@@ -29,7 +30,7 @@ export function decodeBody(body: string | Uint8Array | undefined | null, words: 
   }
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parseJsonRecord(text);
   } catch (err) {
     return { error: `${words.name} is not JSON: ${(err as Error).message}` };
   }

@@ -1,6 +1,7 @@
 import type { CloudEvent, EventGridReceiverClient, FailedLockToken, ReceiveDetails } from "@azure/eventgrid-namespaces";
 import type { EventGridDetailLike } from "./event.js";
 import type { ReceivedRecord } from "../core/types.js";
+import { hasLongDigitRun, parseJsonRecord } from "../../util/exact-json.js";
 import { redactText, secretsOfUrl } from "../../util/redact.js";
 import {
   QueueAckError,
@@ -198,10 +199,19 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
     this.poll = (async () => {
       try {
         const client = await this.sdkClient();
-        const options = { maxEvents: this.o.maxEvents, maxWaitTime: this.o.maxWaitTimeSeconds, abortSignal: abort.signal };
+        let body: string | undefined;
+        const options = {
+          maxEvents: this.o.maxEvents,
+          maxWaitTime: this.o.maxWaitTimeSeconds,
+          abortSignal: abort.signal,
+          onResponse: (response: { bodyAsText?: string | null }) => void (body = response.bodyAsText ?? undefined),
+        };
         const result = await this.reach("receive", () => client.receiveEvents<unknown>(options), abort.signal);
+        const exact = exactEventData(body);
         const leaseMs = this.o.lockDurationSeconds * 1000;
         for (const d of result.details) {
+          const data = exact?.get(d.brokerProperties.lockToken);
+          if (data !== undefined) (d.event as { data?: unknown }).data = data;
           this.leases.hold(d.brokerProperties.lockToken, d.brokerProperties.lockToken, leaseMs);
           if (this.closed) await this.release([d.brokerProperties.lockToken]).catch(() => undefined);
           else this.buffer.push(d);
@@ -311,6 +321,29 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
  * values arrive as `{ data }`); string data — also what the SDK makes of `data_base64` — must be
  * JSON text; anything else is a poison event.
  */
+/**
+ * The SDK parses a receive response with JSON.parse, which rounds integers beyond 2^53 in event
+ * data. When the response text may hold one, it is parsed again with parseJsonRecord (exact):
+ * each event's `data` by lock token. Undefined when there is nothing to correct.
+ */
+function exactEventData(body: string | undefined): Map<string, unknown> | undefined {
+  if (body === undefined || !hasLongDigitRun(body)) return undefined;
+  let doc: unknown;
+  try {
+    doc = parseJsonRecord(body);
+  } catch {
+    return undefined; // the SDK read it; what it made of it stands
+  }
+  const value = (doc as { value?: unknown } | null)?.value;
+  if (!Array.isArray(value)) return undefined;
+  const out = new Map<string, unknown>();
+  for (const d of value as Array<{ brokerProperties?: { lockToken?: unknown }; event?: { data?: unknown } }>) {
+    const token = d?.brokerProperties?.lockToken;
+    if (typeof token === "string" && d.event?.data !== undefined) out.set(token, d.event.data);
+  }
+  return out;
+}
+
 export function decodeEventData(data: unknown): { decoded: DecodedBody; raw?: string | Uint8Array } {
   if (data === undefined || data === null) return { decoded: { error: "event has no data" } };
   if (typeof data === "string") return { decoded: decodeBody(data), raw: data };

@@ -7,6 +7,7 @@ import { sleep } from "../../util/wait.js";
 import { fileSpec, type FileSourceOptions } from "./spec.js";
 import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
 import { decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
+import { parseJsonRecord } from "../../util/exact-json.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
 export type { FileSourceOptions } from "./spec.js";
@@ -361,7 +362,7 @@ export class FileSource implements CursorSource {
       return { value: undefined, raw, position, bytes: consumed, decodeError: `line ${position.line}: ${decoded.error}` };
     }
     try {
-      return { value: JSON.parse(text), raw: text, position, bytes: consumed };
+      return { value: parseJsonRecord(text), raw: text, position, bytes: consumed };
     } catch (err) {
       return { value: undefined, raw: text, position, bytes: consumed, decodeError: `line ${position.line}: invalid JSON: ${(err as Error).message}` };
     }

@@ -1,6 +1,7 @@
 /** From one polled JSON document to the records a contract sees, in watermark order. */
+import { jsonText } from "../../util/exact-json.js";
 
-export type Watermark = string | number;
+export type Watermark = string | number | bigint;
 
 /** A record of one response, before the cursor bookkeeping. */
 export interface PolledRecord {
@@ -25,7 +26,7 @@ export function atPath(doc: unknown, path: string): { found: boolean; value?: un
 
 /** Numbers compare as numbers; anything else (ISO times) as text. */
 export function compareMarks(a: Watermark, b: Watermark): number {
-  if (typeof a === "number" && typeof b === "number") return a - b;
+  if (typeof a !== "string" && typeof b !== "string") return a < b ? -1 : a > b ? 1 : 0;
   const x = String(a);
   const y = String(b);
   return x < y ? -1 : x > y ? 1 : 0;
@@ -35,6 +36,7 @@ function markOf(value: unknown, path: string | undefined): Watermark | undefined
   if (path === undefined) return undefined;
   const m: unknown = atPath(value, path).value;
   if (typeof m === "number") return Number.isFinite(m) ? m : undefined;
+  if (typeof m === "bigint") return m;
   // Text counts only when it reads as a time: a garbled value ("yesterday") sorts above every
   // ISO time and would otherwise hold the watermark above all later records.
   return typeof m === "string" && !Number.isNaN(Date.parse(m)) ? m : undefined;
@@ -42,7 +44,7 @@ function markOf(value: unknown, path: string | undefined): Watermark | undefined
 
 /** One row: an object as is; an array named by `fields`; anything else is quarantined. */
 function toRecord(row: unknown, index: number, fields: readonly string[] | undefined, watermark: string | undefined): PolledRecord {
-  const raw = JSON.stringify(row) ?? "null";
+  const raw = jsonText(row) ?? "null";
   if (fields) {
     if (!Array.isArray(row)) return { value: undefined, raw, index, decodeError: "record is not a JSON array, but `fields` names array positions" };
     const value: Record<string, unknown> = {};

@@ -5,6 +5,7 @@ import { redactText, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js
 import { sleep } from "../../util/wait.js";
 import { backoffDelay, parseRetryAfter, resolveRetry, warnRetry, type ResolvedRetryPolicy } from "../core/backoff.js";
 import { checkUrl } from "../core/common.js";
+import { parseJsonRecord } from "../../util/exact-json.js";
 import { ConnectorGaveUpError, ConnectorHttpError, ConnectorNetworkError, CursorMismatchError, redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
@@ -81,7 +82,7 @@ export class HttpPollSource implements CursorSource {
       Object.keys(c).every((k) => k === "etag" || k === "lastModified" || k === "watermark") &&
       (c["etag"] === undefined || typeof c["etag"] === "string") &&
       (c["lastModified"] === undefined || typeof c["lastModified"] === "string") &&
-      (c["watermark"] === undefined || typeof c["watermark"] === "string" || typeof c["watermark"] === "number");
+      (c["watermark"] === undefined || typeof c["watermark"] === "string" || typeof c["watermark"] === "number" || typeof c["watermark"] === "bigint");
     if (!ok) {
       throw new CursorMismatchError(
         `${this.description}: the stored cursor ${JSON.stringify(cursor)} is not an HTTP poll position; this checkpoint key belongs to another kind of source.`,
@@ -183,7 +184,7 @@ export class HttpPollSource implements CursorSource {
     if (body.over) throw new HttpResponseError(`${this.description}: the response is larger than maxResponseBytes (${limit} bytes); raise maxResponseBytes or narrow the request`);
     let doc: unknown;
     try {
-      doc = JSON.parse(body.text);
+      doc = parseJsonRecord(body.text);
     } catch {
       const type = res.headers.get("content-type") ?? "no content type";
       throw new HttpResponseError(`${this.description}: the response is not JSON (${type}, starts ${JSON.stringify(redactText(body.text.slice(0, 60), secrets))})`);

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { jsonText, parseJsonRecord } from "../../util/exact-json.js";
 import type { WebhookEvent } from "./deliveries.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -22,7 +23,7 @@ export function parseBody(bytes: Buffer): WebhookBody {
   let isJson = false;
   if (text !== undefined) {
     try {
-      parsed = JSON.parse(text);
+      parsed = parseJsonRecord(text);
       isJson = true;
     } catch {
       isJson = false;
@@ -62,12 +63,12 @@ export function eventsOf(req: IncomingMessage, body: WebhookBody, unwrapData: bo
   const items: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
   return items.map((item) => {
     const isObject = typeof item === "object" && item !== null && !Array.isArray(item);
-    const raw = items.length === 1 ? text : JSON.stringify(item);
+    const raw = items.length === 1 ? text : (jsonText(item) ?? "null");
     const id = isObject ? (item as { id?: unknown }).id : undefined;
     return {
       value: isObject ? payloadOf(item as Record<string, unknown>, unwrapData) : { data: item },
       raw,
-      position: typeof id === "string" || typeof id === "number" ? id : null,
+      position: typeof id === "string" || typeof id === "number" ? id : typeof id === "bigint" ? id.toString() : null,
       meta,
       bytes: raw.length,
     };
