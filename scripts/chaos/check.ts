@@ -6,7 +6,7 @@ import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import type { CheckpointRecord } from "../../src/checkpoint/types.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
-import type { Dataset } from "./dataset.js";
+import { keyOfStoredId, type Dataset } from "./dataset.js";
 
 export interface StreamAudit {
   /** Produced keys missing from the target, or holding another than their last good event. */
@@ -47,7 +47,7 @@ export async function loadCheckpoint(file: string, key: string): Promise<Checkpo
  */
 function auditTarget(rows: Array<Record<string, unknown>>, data: Dataset, ordered: boolean, problems: string[]): { lost: number; duplicated: number } {
   const byId = new Map<number, Array<Record<string, unknown>>>();
-  for (const r of rows) byId.set(Number(r.id), [...(byId.get(Number(r.id)) ?? []), r]);
+  for (const r of rows) byId.set(keyOfStoredId(r.id), [...(byId.get(keyOfStoredId(r.id)) ?? []), r]);
   let lost = 0;
   let duplicated = 0;
   for (const [id, want] of data.lastGood) {

@@ -140,7 +140,22 @@ export function makeDataset(keys: number, text: boolean, lateGap = 250): Dataset
   return { items, lastGood, goodTags, poisonTags, goodEvents, poisonByKind };
 }
 
+/**
+ * Keys travel as 64-bit ids beyond 2^53 (`BIG_ID_BASE + id`): ids one apart that a lossy parse
+ * would make one value, so a rounding anywhere shows as lost and duplicated keys in the audit.
+ */
+export const BIG_ID_BASE = 2n ** 53n;
+
+/** The id a source carries for key `id`, as its digits. */
+export const bigIdText = (id: number): string => (BIG_ID_BASE + BigInt(id)).toString();
+
+/** The key of a stored id (a bigint, number or string read back from the lake). */
+export const keyOfStoredId = (stored: unknown): number => Number(BigInt(stored as string | number | bigint) - BIG_ID_BASE);
+
 /** The payload of an item as a text source carries it. */
 export function itemText(item: Produced): string {
-  return item.kind === "garbage" ? item.text : JSON.stringify(item.event);
+  if (item.kind === "garbage") return item.text;
+  const { id } = item.event;
+  if (id === null) return JSON.stringify(item.event);
+  return JSON.stringify({ ...item.event, id: "\u0000id" }).replace('"\\u0000id"', bigIdText(id));
 }

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { startPostgres, type PostgresServer } from "../../test/support/postgres.js";
-import { itemText, type Dataset } from "./dataset.js";
+import { bigIdText, itemText, type Dataset } from "./dataset.js";
 import { kafkaDriver, pubsubDriver, sqsDriver, sseDriver } from "./more-sources.js";
 
 export const SOURCE_KINDS = ["file", "postgres", "sse", "kafka", "sqs", "pubsub"] as const;
@@ -54,14 +54,14 @@ async function postgresDriver(): Promise<SourceDriver> {
     load: async (name, _dir, data) => {
       const table = `chaos_${name.replace(/[^a-z0-9_]/gi, "_")}`;
       await client.query(
-        `CREATE TABLE ${table} (seq integer PRIMARY KEY, id integer, version integer, status text, amount double precision, email text, tag text)`,
+        `CREATE TABLE ${table} (seq integer PRIMARY KEY, id bigint, version integer, status text, amount double precision, email text, tag text)`,
       );
       const rows = data.items.flatMap((i) => (i.kind === "event" ? [i.event] : []));
       for (let at = 0; at < rows.length; at += 500) {
         const chunk = rows.slice(at, at + 500);
         const values: unknown[] = [];
         const tuples = chunk.map((e, j) => {
-          values.push(e.seq, e.id, e.version, e.status, e.amount, e.email, e.tag);
+          values.push(e.seq, e.id === null ? null : bigIdText(e.id), e.version, e.status, e.amount, e.email, e.tag);
           return `(${Array.from({ length: 7 }, (_, c) => `$${j * 7 + c + 1}`).join(",")})`;
         });
         await client.query(`INSERT INTO ${table} VALUES ${tuples.join(",")}`, values);
