@@ -201,8 +201,9 @@ export class FileSource implements CursorSource {
         } else {
           const nl = data.indexOf(NEWLINE, at);
           const end = nl === -1 ? data.length : nl;
-          // A decoder gets the line's bytes, so one that is not UTF-8 is quarantined as it is.
-          record = this.lineRecord(data.toString("utf8", at, end), end - at + (nl === -1 ? 0 : 1), this.decoder && data.subarray(at, end));
+          // The line's bytes go along, so one that is not UTF-8 is quarantined as it is (decoding
+          // would put U+FFFD in place of the bad bytes, silently).
+          record = this.lineRecord(data.toString("utf8", at, end), end - at + (nl === -1 ? 0 : 1), data.subarray(at, end));
           at = nl === -1 ? end : nl + 1;
         }
         if (record) return record;
@@ -360,6 +361,9 @@ export class FileSource implements CursorSource {
       // Bytes that are not UTF-8 are kept as they are; any other line as its text.
       const raw = lineBytes && !isUtf8(lineBytes) ? new Uint8Array(payload as Buffer) : text;
       return { value: undefined, raw, position, bytes: consumed, decodeError: `line ${position.line}: ${decoded.error}` };
+    }
+    if (lineBytes && !isUtf8(lineBytes)) {
+      return { value: undefined, raw: new Uint8Array(lineBytes), position, bytes: consumed, decodeError: `line ${position.line}: not valid UTF-8` };
     }
     try {
       return { value: parseJsonRecord(text), raw: text, position, bytes: consumed };
