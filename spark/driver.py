@@ -241,19 +241,34 @@ def stream(cfg):
             # Files and Delta rows: their order within the micro-batch, as read.
             batch_df = batch_df.withColumn("o", F.monotonically_increasing_id())
         rows = batch_df.orderBy("p", "o").select("raw", "position").collect()
+        collected = time.time()
         send({"event": "batch", "batchId": batch_id, "records": [r["raw"] for r in rows], "positions": [r["position"] for r in rows]})
         while True:
             req = recv()
             if req.get("op") == "write":
                 break
             serve_one(spark, req)
+        handed = time.time()
         write_good(spark, cfg, batch_id, req["good"])
+        merged = time.time()
         already = write_bad(spark, cfg, batch_id, req["bad"])
+        done = time.time()
         report = {k: req[k] for k in ("sourceCount", "goodCount", "badCount", "supersededCount")}
         for k in report:
             totals[k] += report[k]
         totals["batches"] += 1
-        send({"event": "committed", "batchId": batch_id, "badAlreadyPresent": already, "durationMs": int((time.time() - started) * 1000), **report})
+        ms = lambda a, b: int((b - a) * 1000)  # noqa: E731
+        send({
+            "event": "committed",
+            "batchId": batch_id,
+            "badAlreadyPresent": already,
+            "durationMs": ms(started, done),
+            "readMs": ms(started, collected),
+            "handOverMs": ms(collected, handed),
+            "mergeMs": ms(handed, merged),
+            "quarantineMs": ms(merged, done),
+            **report,
+        })
 
     w = df.writeStream.foreachBatch(each).option("checkpointLocation", cfg["checkpointLocation"])
     trig = cfg["trigger"]

@@ -2,7 +2,10 @@ import type { LogFields } from "../observe/logger.js";
 import type { BatchReport, StreamRunSummary } from "../sink/index.js";
 
 /** The facts of the info line logged per committed batch when stderr is not a terminal. */
-export function batchLogLine(key: string, b: BatchReport): LogFields {
+export function batchLogLine(
+  key: string,
+  b: Pick<BatchReport, "batchId" | "sourceCount" | "goodCount" | "badCount" | "supersededCount" | "durationMs" | "lag" | "progress">,
+): LogFields {
   return {
     key,
     batch: b.batchId,

@@ -6,9 +6,12 @@
  * MERGEs the good rows into a Delta table on the primary key and appends the bad rows to a Delta
  * quarantine table, each write once per batch (Delta's txnAppId / txnVersion).
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { ContractError } from "../contract/errors.js";
+import { loadContract } from "../contract/load.js";
 import type { Contract, FieldSpec } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { quarantineIds } from "../lake/quarantine.js";
@@ -16,6 +19,7 @@ import type { QuarantineRow } from "../lake/types.js";
 import type { Row, RuleCount } from "../engine/types.js";
 import { SparkDriver, SparkDriverError, type DriverEvent } from "./driver.js";
 import { SparkEngine } from "./engine.js";
+import { jsonText, parseJsonRecord } from "../util/exact-json.js";
 
 export type SparkSource =
   | { type: "kafka"; bootstrapServers: string | string[]; topic: string; startingOffsets?: "earliest" | "latest"; maxOffsetsPerTrigger?: number }
@@ -51,18 +55,43 @@ export interface SparkBatchReport {
   badAlreadyPresent: number;
   ruleCounts: RuleCount[];
   durationMs: number;
+  /**
+   * Where the batch's time went, in ms: `read` Spark reading the micro-batch and collecting it on
+   * the driver; `handOver` from then until the driver had the rows to write (records to Node,
+   * `validate` — the compiled statement on the driver's session, records there and back once
+   * more — and the validated rows back to the driver); `merge` the good rows' Delta MERGE (or
+   * append); `quarantine` the quarantine table's append.
+   */
+  phasesMs: { read: number; handOver: number; validate: number; merge: number; quarantine: number };
 }
 
+type PendingReport = Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs" | "phasesMs"> & { validateMs: number };
+
 export interface SparkRunSummary {
+  dataset: string;
   batches: number;
   sourceCount: number;
   goodCount: number;
   badCount: number;
   supersededCount: number;
   reports: SparkBatchReport[];
-  stoppedBy: "end" | "stop";
+  /** `error`: the run failed; the summary of a SparkRunError counts the batches committed before. */
+  stoppedBy: "end" | "stop" | "error";
   targetPath: string;
   quarantinePath: string;
+  checkpointLocation: string;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+/** The stream failed after it started: `summary` counts the micro-batches Delta committed before. */
+export class SparkRunError extends SparkDriverError {
+  constructor(
+    readonly summary: SparkRunSummary,
+    cause: Error,
+  ) {
+    super(cause.message, { cause });
+  }
 }
 
 const SPARK_TYPES: Record<string, (f: FieldSpec) => string> = {
@@ -79,10 +108,15 @@ const SPARK_TYPES: Record<string, (f: FieldSpec) => string> = {
 /** A canonical value as the driver's text for it (cast to the column type there). */
 function cell(v: unknown, f: FieldSpec): string | number | boolean | null {
   if (v === null || v === undefined) return null;
-  if (f.type === "json") return JSON.stringify(v);
+  if (f.type === "json") return jsonText(v) ?? null;
   if (typeof v === "bigint") return v.toString();
   if (typeof v === "number" && Object.is(v, -0)) return "-0.0";
   return v as string | number | boolean;
+}
+
+/** ` (in FILE)` for a contract loaded from a file, so a refusal names it. */
+function inFile(contract: Contract): string {
+  return contract.file ? ` (in ${contract.file})` : "";
 }
 
 /** Where the good rows go: Delta at `materialization.target_path`; other formats are refused. */
@@ -92,26 +126,49 @@ export function deltaTargets(contract: Contract, options: Pick<SparkStreamSinkOp
   if (declared !== undefined && declared !== "delta") {
     throw new ConfigError(
       "materialization.format",
-      `"${declared}" cannot be written by engine "spark": SparkStreamSink writes Delta tables (remove the key or write "delta")`,
+      `"${declared}" cannot be written by engine "spark": SparkStreamSink writes Delta tables (remove the key or write "delta")${inFile(contract)}`,
     );
   }
   const base = contract.materialization.targetPath;
   const target = options.targetPath ?? (base ? join(base, contract.materialization.table) : undefined);
-  if (!target) throw new ConfigError("targetPath", "SparkStreamSink needs a Delta table path: pass targetPath or set materialization.target_path");
+  if (!target) throw new ConfigError("targetPath", `SparkStreamSink needs a Delta table path: pass targetPath or set materialization.target_path${inFile(contract)}`);
   return { target, quarantine: options.quarantinePath ?? `${target}_quarantine` };
+}
+
+/** What SparkStreamSink needs of a contract: declared fields (the Delta schema) and a Delta target. */
+function checkedTargets(contract: Contract, options: SparkStreamSinkOptions): { target: string; quarantine: string } {
+  if (contract.fields.length === 0) throw new ConfigError("fields", `SparkStreamSink needs declared fields: the Delta table's schema comes from them${inFile(contract)}`);
+  return deltaTargets(contract, options);
+}
+
+/** A contract file, loaded as every command loads it; a missing file is a ContractError naming it. */
+async function loadContractFile(path: string): Promise<Contract> {
+  if (path.includes("\n") || !existsSync(path)) {
+    throw new ContractError([{ path: "", file: path, message: "contract file not found", expected: "the path of a YAML contract" }]);
+  }
+  return loadContract(path);
+}
+
+/** The run's counts: the sums of its committed batches. */
+function totals(reports: SparkBatchReport[]): Pick<SparkRunSummary, "batches" | "sourceCount" | "goodCount" | "badCount" | "supersededCount"> {
+  const sum = (k: "sourceCount" | "goodCount" | "badCount" | "supersededCount"): number => reports.reduce((n, r) => n + r[k], 0);
+  return { batches: reports.length, sourceCount: sum("sourceCount"), goodCount: sum("goodCount"), badCount: sum("badCount"), supersededCount: sum("supersededCount") };
 }
 
 export class SparkStreamSink {
   private driver?: SparkDriver;
   private stopFile?: string;
-  private readonly targets: { target: string; quarantine: string };
+  private stopRequested = false;
 
+  /**
+   * `contract`: a loaded Contract, or the path of a contract file (loaded by run(), as
+   * `loadContract` loads it; errors name the file). A Contract is checked here, a path when run.
+   */
   constructor(
-    private readonly contract: Contract,
+    private readonly contract: Contract | string,
     private readonly options: SparkStreamSinkOptions,
   ) {
-    if (contract.fields.length === 0) throw new ConfigError("fields", "SparkStreamSink needs declared fields: the Delta table's schema comes from them");
-    this.targets = deltaTargets(contract, options);
+    if (typeof contract !== "string") checkedTargets(contract, options);
   }
 
   /** The running driver's process id (tests stop it to prove crash safety). */
@@ -121,15 +178,26 @@ export class SparkStreamSink {
 
   /** Ends a processing-time run after the batch in flight; an available_now run ends by itself. */
   async stop(): Promise<void> {
+    this.stopRequested = true;
     if (this.stopFile) await writeFile(this.stopFile, "stop");
   }
 
   async run(): Promise<SparkRunSummary> {
+    this.stopRequested = false;
+    const contract = typeof this.contract === "string" ? await loadContractFile(this.contract) : this.contract;
+    const targets = checkedTargets(contract, this.options);
     const o = this.options;
     const trigger = o.trigger ?? "available_now";
+    const startedAt = new Date();
     const dir = await mkdtemp(join(tmpdir(), "lakelogic-spark-stream-"));
     this.stopFile = join(dir, "stop");
     const reports: SparkBatchReport[] = [];
+    const { target: targetPath, quarantine: quarantinePath } = targets;
+    const summary = (stoppedBy: SparkRunSummary["stoppedBy"]): SparkRunSummary => ({
+      ...totals(reports),
+      ...{ dataset: contract.dataset, reports, stoppedBy, targetPath, quarantinePath },
+      ...{ checkpointLocation: o.checkpointLocation, startedAt, finishedAt: new Date() },
+    });
     const events: DriverEvent[] = [];
     let wake: (() => void) | undefined;
     const onEvent = (e: DriverEvent): void => {
@@ -139,24 +207,33 @@ export class SparkStreamSink {
     const source = o.source.type === "kafka"
       ? { ...o.source, bootstrapServers: Array.isArray(o.source.bootstrapServers) ? o.source.bootstrapServers.join(",") : o.source.bootstrapServers }
       : o.source;
-    const driver = await SparkDriver.start(
-      "stream",
-      {
-        master: o.master ?? "local[2]",
-        appName: `lakelogic-stream-${this.contract.dataset}`,
-        ...(o.conf ? { conf: o.conf } : {}),
-        ...(o.packages ? { packages: o.packages } : {}),
-        source,
-        checkpointLocation: o.checkpointLocation,
-        trigger,
-        stopFile: this.stopFile,
-        targetPath: this.targets.target,
-        quarantinePath: this.targets.quarantine,
-        primaryKey: this.contract.materialization.strategy === "append" ? [] : this.contract.primaryKey,
-        fields: this.contract.fields.map((f) => ({ name: f.name, sparkType: SPARK_TYPES[f.type]!(f) })),
-      },
-      onEvent,
-    );
+    let driver: SparkDriver;
+    try {
+      // A stop() that came while the contract loaded.
+      if (this.stopRequested) await writeFile(this.stopFile, "stop");
+      driver = await SparkDriver.start(
+        "stream",
+        {
+          master: o.master ?? "local[2]",
+          appName: `lakelogic-stream-${contract.dataset}`,
+          ...(o.conf ? { conf: o.conf } : {}),
+          ...(o.packages ? { packages: o.packages } : {}),
+          source,
+          checkpointLocation: o.checkpointLocation,
+          trigger,
+          stopFile: this.stopFile,
+          targetPath: targets.target,
+          quarantinePath: targets.quarantine,
+          primaryKey: contract.materialization.strategy === "append" ? [] : contract.primaryKey,
+          fields: contract.fields.map((f) => ({ name: f.name, sparkType: SPARK_TYPES[f.type]!(f) })),
+        },
+        onEvent,
+      );
+    } catch (err) {
+      await rm(dir, { recursive: true, force: true });
+      this.stopFile = undefined;
+      throw err;
+    }
     this.driver = driver;
     const engine = await SparkEngine.create({ driver });
     const next = async (): Promise<DriverEvent | undefined> => {
@@ -169,18 +246,29 @@ export class SparkStreamSink {
       }
     };
     try {
-      const pending = new Map<number, { report: Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs"> }>();
+      const pending = new Map<number, PendingReport>();
       for (;;) {
         const e = await next();
         if (!e) throw new SparkDriverError(`the Spark driver exited before the stream ended: ${driver.tail()}`);
         if (e.event === "batch") {
-          const report = await this.writeBatch(driver, engine, e);
-          pending.set(report.batchId, { report });
+          const report = await this.writeBatch(driver, engine, contract, e);
+          pending.set(report.batchId, report);
         } else if (e.event === "committed") {
-          const id = e.batchId as number;
-          const p = pending.get(id);
-          pending.delete(id);
-          const report: SparkBatchReport = { ...p!.report, badAlreadyPresent: e.badAlreadyPresent as number, durationMs: e.durationMs as number };
+          const p = pending.get(e.batchId as number)!;
+          pending.delete(p.batchId);
+          const { validateMs, ...rest } = p;
+          const report: SparkBatchReport = {
+            ...rest,
+            badAlreadyPresent: e.badAlreadyPresent as number,
+            durationMs: e.durationMs as number,
+            phasesMs: {
+              read: e.readMs as number,
+              handOver: e.handOverMs as number,
+              validate: validateMs,
+              merge: e.mergeMs as number,
+              quarantine: e.quarantineMs as number,
+            },
+          };
           reports.push(report);
           o.onBatch?.(report);
         } else if (e.event === "error") {
@@ -190,29 +278,23 @@ export class SparkStreamSink {
         }
       }
       await driver.done;
+    } catch (err) {
+      // A failure of the stream (not a contract Spark refuses): what was committed comes along.
+      if (err instanceof SparkDriverError) throw new SparkRunError(summary("error"), err);
+      throw err;
     } finally {
       await engine.close();
       if (driver.child.exitCode === null && driver.child.signalCode === null) driver.kill("SIGTERM");
       await driver.done;
       await rm(dir, { recursive: true, force: true });
       this.driver = undefined;
+      this.stopFile = undefined;
     }
-    const sum = (k: "sourceCount" | "goodCount" | "badCount" | "supersededCount"): number => reports.reduce((n, r) => n + r[k], 0);
-    return {
-      batches: reports.length,
-      sourceCount: sum("sourceCount"),
-      goodCount: sum("goodCount"),
-      badCount: sum("badCount"),
-      supersededCount: sum("supersededCount"),
-      reports,
-      stoppedBy: trigger === "available_now" ? "end" : "stop",
-      targetPath: this.targets.target,
-      quarantinePath: this.targets.quarantine,
-    };
+    return summary(trigger === "available_now" ? "end" : "stop");
   }
 
   /** Validates one micro-batch and tells the driver what to write. */
-  private async writeBatch(driver: SparkDriver, engine: SparkEngine, e: DriverEvent): Promise<Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs">> {
+  private async writeBatch(driver: SparkDriver, engine: SparkEngine, contract: Contract, e: DriverEvent): Promise<PendingReport> {
     const batchId = e.batchId as number;
     const texts = e.records as Array<string | null>;
     const positions = e.positions as Array<string | null>;
@@ -222,7 +304,8 @@ export class SparkStreamSink {
     texts.forEach((t, i) => {
       const position = positions[i] ? (JSON.parse(positions[i]) as unknown) : undefined;
       try {
-        records.push(JSON.parse(t ?? "null") as unknown);
+        // Exact: an integer beyond 2^53 arrives as a bigint (src/util/exact-json.ts).
+        records.push(parseJsonRecord(t ?? "null"));
         origin.push(i);
       } catch (err) {
         undecodable.push({
@@ -233,7 +316,9 @@ export class SparkStreamSink {
         });
       }
     });
-    const result = await engine.validate(records, this.contract);
+    const validateStarted = performance.now();
+    const result = await engine.validate(records, contract);
+    const validateMs = Math.round(performance.now() - validateStarted);
     const bad: QuarantineRow[] = [
       ...undecodable,
       ...result.bad.map((b) => {
@@ -242,14 +327,14 @@ export class SparkStreamSink {
       }),
     ];
     const ids = quarantineIds(bad);
-    const fields = this.contract.fields;
+    const fields = contract.fields;
     driver.send({
       op: "write",
       batchId,
       good: result.good.map((row: Row) => fields.map((f) => cell(row[f.name], f))),
       bad: bad.map((b, i) => ({
         id: ids[i],
-        record: b.record === undefined ? null : JSON.stringify(b.record),
+        record: b.record === undefined ? null : (jsonText(b.record) ?? null),
         raw: typeof b.raw === "string" ? b.raw : null,
         reasons: b.errors.map((x) => x.message),
         ruleIds: b.errors.map((x) => x.ruleId),
@@ -260,7 +345,7 @@ export class SparkStreamSink {
       badCount: bad.length,
       supersededCount: result.supersededCount,
     });
-    return { batchId, sourceCount: texts.length, goodCount: result.goodCount, badCount: bad.length, supersededCount: result.supersededCount, ruleCounts: result.ruleCounts };
+    return { batchId, sourceCount: texts.length, goodCount: result.goodCount, badCount: bad.length, supersededCount: result.supersededCount, ruleCounts: result.ruleCounts, validateMs };
   }
 }
 

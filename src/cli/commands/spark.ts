@@ -1,13 +1,17 @@
-import { loadContract } from "../../contract/index.js";
-import { SparkStreamSink, type SparkSource, type SparkTrigger } from "../../spark/index.js";
-import { parseCommandArgs } from "../args.js";
+import { createLogger, LOG_FORMATS, LOG_LEVELS } from "../../observe/logger.js";
+import { SparkRunError, SparkStreamSink, type SparkRunSummary, type SparkSource, type SparkTrigger } from "../../spark/index.js";
+import { oneOf, parseCommandArgs } from "../args.js";
+import { loadForCommand } from "../contract-load.js";
+import { printResult } from "../output.js";
+import { batchLogLine } from "../run-output.js";
+import { contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic spark run CONTRACT --source SOURCE --checkpoint-location DIR [options]
 
 Run the contract on Apache Spark Structured Streaming (SparkStreamSink): good rows merged on the
 primary key into a Delta table, bad rows appended to a Delta quarantine table, source offsets in
-Spark's checkpoint directory. Prints one JSON line per micro-batch and a summary line.
+Spark's checkpoint directory. A run restarted on the same checkpoint location resumes there.
 
 Options:
       --source SOURCE              kafka://HOST:PORT[,HOST:PORT]/TOPIC | json:DIR | delta:DIR
@@ -16,13 +20,48 @@ Options:
       --target-path DIR            the Delta table (default: materialization.target_path/<table>)
       --master URL                 Spark master (default local[2]; yarn, k8s://…, spark://…)
       --conf KEY=VALUE             a Spark setting (repeatable)
+      --var NAME=VALUE             a value for the contract's {NAME} placeholders (repeatable)
+      --env NAME                   the environments.<NAME> of _system.yaml that binds placeholders (default dev)
+      --json                       print the run's summary as one JSON line on stdout (instead of text)
+      --log-level LEVEL            error | warn | info | debug (default info); logs go to stderr
+      --log-format FORMAT          text | json (one JSON object per line) (default text)
   -h, --help                       show this help
+
+Output: logs go to stderr, one log line per committed micro-batch (info). At the end a text
+summary on stdout, or with --json one JSON line ({"stoppedBy":"end"|"stop"|"error", …,
+"error":{name,message} on failure}). Spark's own log: LAKELOGIC_SPARK_DEBUG=1.
+Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
 
 Example:
   lakelogic spark run contracts/orders.yaml --source kafka://127.0.0.1:9092/orders \\
     --checkpoint-location /checkpoints/orders --trigger processing_time=30s
 `;
 
+const n = (x: number): string => x.toLocaleString("en");
+
+/** The run's summary as a person reads it (stdout, without --json), laid out as `lakelogic run`'s. */
+export function sparkSummaryText(s: SparkRunSummary): string {
+  const secs = (s.finishedAt.getTime() - s.startedAt.getTime()) / 1000;
+  const how = s.stoppedBy === "error" ? "FAILED" : `done (stopped by ${s.stoppedBy})`;
+  return [
+    `lakelogic spark run ${how}: ${s.dataset}`,
+    `  batches     ${n(s.batches)} in ${secs.toFixed(1)} s`,
+    `  records     ${n(s.sourceCount)}: good ${n(s.goodCount)}, quarantined ${n(s.badCount)}, superseded ${n(s.supersededCount)}`,
+    `  delta       ${s.targetPath} (quarantine ${s.quarantinePath})`,
+    `  checkpoint  ${s.checkpointLocation}`,
+  ].join("\n") + "\n";
+}
+
+/** The summary as `--json` prints it: without the per-batch reports (each was logged), with the failure. */
+function summaryDocument(s: SparkRunSummary, error?: Error): Record<string, unknown> {
+  const { reports: _reports, ...rest } = s;
+  return { ...rest, ...(error ? { error: { name: error.name, message: error.message } } : {}) };
+}
+
+/**
+ * A Spark micro-batch in the shape of the per-batch log line of `lakelogic run` (batchLogLine
+ * reads only these fields; a Spark batch has no lag or progress).
+ */
 export function parseSource(text: string): SparkSource {
   const kafka = /^kafka:\/\/([^/]+)\/(.+)$/.exec(text);
   if (kafka) return { type: "kafka", bootstrapServers: kafka[1]!.split(","), topic: kafka[2]! };
@@ -47,6 +86,11 @@ async function run(args: string[], io: CliIO): Promise<number> {
     "target-path": { type: "string" },
     master: { type: "string" },
     conf: { type: "string", multiple: true },
+    var: { type: "string", multiple: true },
+    env: { type: "string" },
+    json: { type: "boolean" },
+    "log-level": { type: "string" },
+    "log-format": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -63,23 +107,38 @@ async function run(args: string[], io: CliIO): Promise<number> {
     if (at <= 0) throw new UsageError(`--conf: expected KEY=VALUE, got ${JSON.stringify(kv)}`);
     conf[kv.slice(0, at)] = kv.slice(at + 1);
   }
-  const contract = await loadContract(file);
+  const source = parseSource(values.source);
+  const trigger = parseTrigger(values.trigger);
+  const logger = createLogger({
+    level: oneOf("--log-level", values["log-level"], LOG_LEVELS, "info"),
+    format: oneOf("--log-format", values["log-format"], LOG_FORMATS, "text"),
+    write: (line) => io.stderr(line),
+  });
+  const contract = await loadForCommand(file, contractLoadOptionsOf(values), io, "spark run");
+  const checkpointLocation = values["checkpoint-location"];
   const sink = new SparkStreamSink(contract, {
-    source: parseSource(values.source),
-    checkpointLocation: values["checkpoint-location"],
-    trigger: parseTrigger(values.trigger),
+    source,
+    checkpointLocation,
+    trigger,
     ...(values["target-path"] !== undefined ? { targetPath: values["target-path"] } : {}),
     ...(values.master !== undefined ? { master: values.master } : {}),
     conf,
-    onBatch: (r) => io.stdout(JSON.stringify({ event: "batch", ...r }) + "\n"),
+    onBatch: (r) => logger.info("batch committed", batchLogLine(checkpointLocation, r)),
   });
   const stop = (): void => void sink.stop();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
     const summary = await sink.run();
-    io.stdout(JSON.stringify({ event: "summary", ...summary, reports: undefined }) + "\n");
+    printResult(io, values.json, summaryDocument(summary), () => sparkSummaryText(summary));
     return EXIT.ok;
+  } catch (err) {
+    // The stream failed after it started: what was committed, then the reason, and exit 1.
+    if (!(err instanceof SparkRunError)) throw err;
+    const cause = err.cause instanceof Error ? err.cause : err;
+    printResult(io, values.json, summaryDocument(err.summary, cause), () => sparkSummaryText(err.summary));
+    io.stderr(`lakelogic spark: ${err.message}\n`);
+    return EXIT.failed;
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
