@@ -82,9 +82,20 @@ export async function sqsDriver(): Promise<SourceDriver> {
   };
 }
 
+/**
+ * pstest deletes a message that no consumer took within 10 minutes of its publication (the fake's
+ * constant `retentionDuration`; the real service keeps them 7 days by default), and a long chaos
+ * run lasts longer than that. So the messages are published as the consumer goes, as a live
+ * producer would: never more than FEED_AHEAD of them waiting for their first delivery — fewer
+ * than a consumer killed over and over takes in 10 minutes.
+ */
+const FEED_AHEAD = 300;
+const FEED_EVERY_MS = 2000;
+
 export async function pubsubDriver(): Promise<SourceDriver> {
   process.env.METADATA_SERVER_DETECTION ??= "none";
   const ps = await startPubSub({ minAckDeadlineSeconds: 1 });
+  const feeders: NodeJS.Timeout[] = [];
   return {
     kind: "pubsub",
     text: true,
@@ -92,8 +103,31 @@ export async function pubsubDriver(): Promise<SourceDriver> {
       // 10 s: a killed consumer's leases lapse soon, and a batch on a loaded machine still acks in time.
       const { topic, subscription } = await ps.createSubscription(`chaos-${name}`, { ackDeadlineSeconds: 10 });
       const t = ps.pubsub.topic(topic, { batching: { maxMessages: 500, maxMilliseconds: 5 } });
-      await Promise.all(texts(data).map((b) => t.publishMessage({ data: Buffer.from(b) })));
-      const unacked = async () => (await ps.messages()).filter((m) => m.topic.endsWith(`/topics/${topic}`) && m.acks === 0).length;
+      const all = texts(data);
+      let published = 0;
+      const publish = async (n: number) => {
+        const chunk = all.slice(published, published + n);
+        published += chunk.length;
+        await Promise.all(chunk.map((b) => t.publishMessage({ data: Buffer.from(b) })));
+      };
+      const mine = async () => (await ps.messages()).filter((m) => m.topic.endsWith(`/topics/${topic}`));
+      await publish(FEED_AHEAD);
+      let feeding = false;
+      const feeder = setInterval(() => {
+        if (feeding) return;
+        if (published >= all.length) return clearInterval(feeder);
+        feeding = true;
+        void mine()
+          .then(async (msgs) => {
+            const waiting = msgs.filter((m) => m.deliveries === 0).length;
+            if (waiting < FEED_AHEAD / 2) await publish(FEED_AHEAD - waiting);
+          })
+          .catch(() => undefined)
+          .finally(() => (feeding = false));
+      }, FEED_EVERY_MS);
+      feeder.unref();
+      feeders.push(feeder);
+      const unacked = async () => (await mine()).filter((m) => m.acks === 0).length + (all.length - published);
       return {
         source: { type: "pubsub", projectId: ps.projectId, subscription, ackDeadlineSeconds: 10 },
         env: { ...ps.env, METADATA_SERVER_DETECTION: "none" },
@@ -102,6 +136,9 @@ export async function pubsubDriver(): Promise<SourceDriver> {
         remaining: unacked,
       };
     },
-    stop: () => ps.stop(),
+    stop: () => {
+      for (const f of feeders) clearInterval(f);
+      return ps.stop();
+    },
   };
 }
