@@ -317,11 +317,6 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
 }
 
 /**
- * A CloudEvent's data as a record. JSON data arrives parsed (an object is the record; other JSON
- * values arrive as `{ data }`); string data — also what the SDK makes of `data_base64` — must be
- * JSON text; anything else is a poison event.
- */
-/**
  * The SDK parses a receive response with JSON.parse, which rounds integers beyond 2^53 in event
  * data. When the response text may hold one, it is parsed again with parseJsonRecord (exact):
  * each event's `data` by lock token. Undefined when there is nothing to correct.
@@ -344,6 +339,11 @@ function exactEventData(body: string | undefined): Map<string, unknown> | undefi
   return out;
 }
 
+/**
+ * A CloudEvent's data as a record. JSON data arrives parsed (an object is the record; other JSON
+ * values arrive as `{ data }`); string data — also what the SDK makes of `data_base64` — must be
+ * JSON text; anything else is a poison event.
+ */
 export function decodeEventData(data: unknown): { decoded: DecodedBody; raw?: string | Uint8Array } {
   if (data === undefined || data === null) return { decoded: { error: "event has no data" } };
   if (typeof data === "string") return { decoded: decodeBody(data), raw: data };

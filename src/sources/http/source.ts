@@ -5,7 +5,7 @@ import { redactText, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js
 import { sleep } from "../../util/wait.js";
 import { backoffDelay, parseRetryAfter, resolveRetry, warnRetry, type ResolvedRetryPolicy } from "../core/backoff.js";
 import { checkUrl } from "../core/common.js";
-import { parseJsonRecord } from "../../util/exact-json.js";
+import { jsonText, parseJsonRecord } from "../../util/exact-json.js";
 import { ConnectorGaveUpError, ConnectorHttpError, ConnectorNetworkError, CursorMismatchError, redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
@@ -85,7 +85,7 @@ export class HttpPollSource implements CursorSource {
       (c["watermark"] === undefined || typeof c["watermark"] === "string" || typeof c["watermark"] === "number" || typeof c["watermark"] === "bigint");
     if (!ok) {
       throw new CursorMismatchError(
-        `${this.description}: the stored cursor ${JSON.stringify(cursor)} is not an HTTP poll position; this checkpoint key belongs to another kind of source.`,
+        `${this.description}: the stored cursor ${jsonText(cursor)} is not an HTTP poll position; this checkpoint key belongs to another kind of source.`,
       );
     }
     this.cursor = { ...(c as HttpCursor) };
