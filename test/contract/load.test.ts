@@ -132,6 +132,16 @@ describe("model.fields", () => {
     expect(c.fields.map((f) => [f.precision, f.scale])).toEqual([[12, 2], [38, 9], [7, 0]]);
   });
 
+  it("reads precision and scale written as keys beside type: decimal, and refuses them where they cannot apply", () => {
+    const c = load(`dataset: d\nmodel:\n  fields:\n    - {name: a, type: decimal, precision: 38, scale: 0}\n    - {name: b, type: numeric, scale: 2}\n`);
+    expect(c.fields.map((f) => [f.precision, f.scale])).toEqual([[38, 0], [38, 2]]);
+    expect(c.warnings).toEqual([]);
+    expect(() => load(`dataset: d\nmodel:\n  fields:\n    - {name: a, type: "decimal(12,2)", scale: 0}\n`)).toThrow(/already gives the precision and scale/);
+    expect(() => load(`dataset: d\nmodel:\n  fields:\n    - {name: a, type: string, precision: 10}\n`)).toThrow(/only a decimal field has a precision and scale/);
+    expect(() => load(`dataset: d\nmodel:\n  fields:\n    - {name: a, type: decimal, precision: 10, scale: 12}\n`)).toThrow(/scale 12 is larger than its precision 10/);
+    expect(() => load(`dataset: d\nmodel:\n  fields:\n    - {name: a, type: decimal, precision: 2.5}\n`)).toThrow(/precision/);
+  });
+
   it("carries binary columns as strings with a warning", () => {
     const c = load("dataset: d\nmodel:\n  fields:\n    - {name: blob, type: binary}\n");
     expect(c.fields[0]?.type).toBe("string");

@@ -12,7 +12,7 @@ const FIELD_KEYS = [
   "rules", "accepted_values", "min", "max", "max_length", "foreign_key", "milestone", "generated",
   "security_groups", "masking", "masking_format", "pii_vault", "extraction_task",
   "extraction_examples", "aliases", "primary_key", "unique", "default", "format", "example",
-  "examples", "tags", "enum",
+  "examples", "tags", "enum", "precision", "scale",
 ];
 
 export interface ParsedField {
@@ -93,6 +93,7 @@ function readField(cx: NormaliseContext, item: unknown, path: YamlPath): ParsedF
     spec.precision = parsed.precision;
     spec.scale = parsed.scale;
   }
+  decimalKeys(cx, m, path, spec);
   const description = asStr(cx, m["description"], [...path, "description"]);
   if (description !== undefined) spec.description = description;
   const loc = cx.loc(path);
@@ -140,6 +141,42 @@ function fieldType(cx: NormaliseContext, m: Obj, path: YamlPath): { declaredType
     cx.warn([...path, "type"], parsed.note, "unsupported");
   }
   return { declaredType: t, parsed };
+}
+
+/**
+ * `precision:` / `scale:` written as keys beside `type: decimal` (as some contracts spell it) set
+ * what `decimal(p,s)` sets; never ignored: on another type, or beside a type that already gives
+ * them, they are an error.
+ */
+function decimalKeys(cx: NormaliseContext, m: Obj, path: YamlPath, spec: FieldSpec): void {
+  const given = (["precision", "scale"] as const).filter((k) => m[k] !== undefined && m[k] !== null);
+  if (given.length === 0) return;
+  const at = [...path, given[0]!];
+  if (spec.type !== "decimal") {
+    cx.error(at, `only a decimal field has a precision and scale; this field is ${spec.declaredType}`, "type: decimal, or no precision/scale");
+    return;
+  }
+  if (spec.declaredType.includes("(")) {
+    cx.error(at, `the type ${spec.declaredType} already gives the precision and scale`, "either decimal(p,s) or the precision/scale keys");
+    return;
+  }
+  const whole = (k: "precision" | "scale"): number | undefined => {
+    if (m[k] === undefined || m[k] === null) return spec[k];
+    const n = asNum(cx, m[k], [...path, k], "a whole number");
+    if (n !== undefined && Number.isInteger(n)) return n;
+    if (n !== undefined) cx.error([...path, k], `found ${n}`, "a whole number");
+    return undefined;
+  };
+  const precision = whole("precision");
+  const scale = whole("scale");
+  if (precision === undefined || scale === undefined) return;
+  const checked = parseFieldType(`decimal(${precision},${scale})`);
+  if (!checked.ok) {
+    cx.error(at, checked.message, checked.expected);
+    return;
+  }
+  spec.precision = checked.precision;
+  spec.scale = checked.scale;
 }
 
 /** accepted_values, min, max and max_length as written on the field (each becomes a rule later). */
