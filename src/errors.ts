@@ -45,3 +45,14 @@ export class MissingDependencyError extends LakeLogicError {
 export function isRetriable(err: unknown): boolean {
   return err instanceof LakeLogicError ? err.retriable : true;
 }
+
+/**
+ * A value cannot be written as JSON: it refers to itself, or it is nested deeper than the writer
+ * goes (which keeps the writer's recursion far from the stack's limit). Writing it again fails
+ * the same way.
+ */
+export class JsonValueError extends LakeLogicError {
+  constructor(message: string) {
+    super("JSON_VALUE", message, { retriable: false });
+  }
+}

@@ -1,6 +1,7 @@
 import { quoteIdent } from "../util/sql-text.js";
 import { wellFormedJson } from "../util/well-formed-json.js";
-import { bytesToBase64, jsonDocument, safeJsonText } from "./json.js";
+import { bytesToBase64 } from "../util/exact-json.js";
+import { jsonDocument, safeJsonText } from "./json.js";
 import { QUARANTINE_COLUMNS, quarantineIds } from "./quarantine.js";
 import type { QuarantineRow } from "./types.js";
 

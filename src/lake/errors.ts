@@ -1,5 +1,8 @@
 import { LakeLogicError } from "../errors.js";
 
+// Raised by the JSON writer in src/util, which the lake uses; kept importable from here.
+export { JsonValueError } from "../errors.js";
+
 /**
  * A batch could not be written; nothing of it is visible (the transaction or manifest rolled back).
  * Not retriable unless said: writing the same rows again fails the same way.
@@ -14,16 +17,5 @@ export class LakeWriteError extends LakeLogicError {
 export class LakeBusyError extends LakeLogicError {
   constructor(message: string) {
     super("LAKE_BUSY", message, { retriable: true });
-  }
-}
-
-/**
- * A value cannot be written as JSON: it refers to itself, or it is nested deeper than the writer
- * goes (which keeps the writer's recursion far from the stack's limit). Writing it again fails
- * the same way.
- */
-export class JsonValueError extends LakeLogicError {
-  constructor(message: string) {
-    super("JSON_VALUE", message, { retriable: false });
   }
 }

@@ -1,26 +1,9 @@
 import * as crypto from "node:crypto";
-import { JsonValueError } from "./errors.js";
+import { jsonText, writeJsonText } from "../util/exact-json.js";
 
-/**
- * Deepest nesting the careful writer follows. Records are checked for depth before they reach
- * the lake (src/batch/limits.ts allows far less); this bound only keeps the writer's own
- * recursion, a few frames per level, well inside the stack whatever it is given.
- */
-export const MAX_JSON_DEPTH = 512;
-
-/**
- * JSON text for storage. Plain JSON.stringify first (the common case, and the fastest); when it
- * throws (bigint) fall back to a writer that keeps bigint exact as a JSON number, Date as its ISO
- * string and bytes as base64.
- */
+/** JSON text for storage (`null` for what JSON cannot spell); see jsonText. */
 export function toJsonText(value: unknown): string {
-  try {
-    const text = JSON.stringify(value);
-    if (text !== undefined) return text;
-  } catch {
-    // bigint, a cycle, or nesting deeper than the native writer's stack: the careful writer decides
-  }
-  return writeJson(value, false, []) ?? "null";
+  return jsonText(value) ?? "null";
 }
 
 /**
@@ -38,7 +21,7 @@ export function safeJsonText(value: unknown): string {
 /** Key-sorted JSON, so that equal values hash equally regardless of key order. */
 export function canonicalJson(value: unknown): string {
   try {
-    return flatCanonicalJson(value) ?? writeJson(value, true, []) ?? "null";
+    return flatCanonicalJson(value) ?? writeJsonText(value, true) ?? "null";
   } catch {
     return JSON.stringify(String(value));
   }
@@ -46,8 +29,8 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * canonicalJson of a plain object whose values are all strings, numbers, booleans, null or
- * undefined — the shape of most records — without writeJson's general machinery (about twice
- * as fast); undefined for anything else. Must spell exactly what writeJson spells: quarantine
+ * undefined — the shape of most records — without writeJsonText's general machinery (about twice
+ * as fast); undefined for anything else. Must spell exactly what writeJsonText spells: quarantine
  * ids are hashes of this text.
  */
 function flatCanonicalJson(value: unknown): string | undefined {
@@ -110,60 +93,6 @@ const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encodi
 
 export function sha256Hex(text: string): string {
   return oneShotHash ? oneShotHash("sha256", text, "hex") : crypto.createHash("sha256").update(text).digest("hex");
-}
-
-export function bytesToBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-}
-
-function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string | undefined {
-  switch (typeof value) {
-    case "string":
-      return JSON.stringify(value);
-    case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null";
-    case "boolean":
-      return value ? "true" : "false";
-    case "bigint":
-      return value.toString();
-    case "undefined":
-    case "function":
-    case "symbol":
-      return undefined;
-    case "object": {
-      if (value === null) return "null";
-      if (value instanceof Date) return Number.isNaN(value.getTime()) ? "null" : JSON.stringify(value.toISOString());
-      if (value instanceof Uint8Array) return JSON.stringify(bytesToBase64(value));
-      if (stack.includes(value)) throw new JsonValueError("the value refers to itself (a cycle): it cannot be written as JSON");
-      if (stack.length >= MAX_JSON_DEPTH) {
-        throw new JsonValueError(`the value is nested more than ${MAX_JSON_DEPTH} levels deep: it is not written as JSON`);
-      }
-      const toJSON = (value as { toJSON?: unknown }).toJSON;
-      stack.push(value);
-      try {
-        // Inside the push: a toJSON that returns new objects each time still counts as depth.
-        if (typeof toJSON === "function") return writeJson((toJSON as () => unknown).call(value), sortKeys, stack);
-        if (Array.isArray(value)) {
-          return `[${value.map((v) => writeJson(v, sortKeys, stack) ?? "null").join(",")}]`;
-        }
-        if (value instanceof Map) {
-          return writeJson(Object.fromEntries(value), sortKeys, stack);
-        }
-        if (value instanceof Set) return writeJson([...value], sortKeys, stack);
-        const keys = Object.keys(value);
-        if (sortKeys) keys.sort();
-        const parts: string[] = [];
-        for (const k of keys) {
-          const text = writeJson((value as Record<string, unknown>)[k], sortKeys, stack);
-          if (text !== undefined) parts.push(`${JSON.stringify(k)}:${text}`);
-        }
-        return `{${parts.join(",")}}`;
-      } finally {
-        stack.pop();
-      }
-    }
-  }
-  return undefined;
 }
 
 /**

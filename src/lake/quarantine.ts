@@ -9,7 +9,8 @@ import {
   type DuckDBValue,
 } from "../util/duckdb.js";
 import type { QuarantineRow } from "./types.js";
-import { bytesToBase64, canonicalJson, safeJsonText, sha256Hex } from "./json.js";
+import { bytesToBase64 } from "../util/exact-json.js";
+import { canonicalJson, safeJsonText, sha256Hex } from "./json.js";
 
 /**
  * Quarantine table columns, in order. `quarantine_id` is the row's identity: a replayed batch

@@ -1,5 +1,5 @@
 /**
- * The one JSON parse of record payloads, for every source that receives bytes or text (files,
+ * Exact JSON, both ways. The one JSON parse of record payloads, for every source that receives bytes or text (files,
  * queues, Kafka, SSE, WebSocket, webhook, HTTP polling).
  *
  * JSON.parse rounds an integer beyond 2^53 to the nearest double: `9007199254740993` becomes
@@ -10,10 +10,13 @@
  * lake keep exact (long, decimal, string and json fields, undeclared keys, quarantine); every
  * other number is what JSON.parse gives. Ordinary records pay a scan of one character in sixteen.
  *
+ * The writer (`jsonText`) spells a bigint with all its digits and never recurses without a bound.
+ *
  * Not exact: a number with a fraction or an exponent and more significant digits than a double
  * holds is rounded as JSON.parse rounds it (docs/guarantees.md, "Numbers").
  */
-import { parse as losslessParse, stringify as losslessStringify } from "lossless-json";
+import { parse as losslessParse } from "lossless-json";
+import { JsonValueError } from "../errors.js";
 
 /** Integers beyond 2^53 have 16 digits or more; shorter ones are safe. */
 const RUN = 16;
@@ -66,14 +69,83 @@ export function parseJsonRecord(text: string): unknown {
 }
 
 /**
- * JSON.stringify that writes a `bigint` as its digits (JSON.stringify refuses it); undefined
- * where JSON.stringify gives undefined; throws on a cycle.
+ * Deepest nesting the careful writer follows. Records are checked for depth before they reach
+ * the lake (src/batch/limits.ts allows far less); this bound only keeps the writer's own
+ * recursion, a few frames per level, well inside the stack whatever it is given.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/**
+ * JSON text of a value: JSON.stringify first (the common case, and the fastest); when it throws
+ * (a bigint, a cycle, nesting deeper than its stack) the careful writer, which keeps a bigint
+ * exact as a JSON number, Date as its ISO string and bytes as base64. Undefined where
+ * JSON.stringify gives undefined. Throws JsonValueError on a cycle or nesting beyond
+ * MAX_JSON_DEPTH.
  */
 export function jsonText(value: unknown): string | undefined {
   try {
     return JSON.stringify(value);
-  } catch (err) {
-    if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
-    return losslessStringify(value);
+  } catch {
+    // the careful writer decides
   }
+  return writeJsonText(value, false);
+}
+
+export function bytesToBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** The careful writer; `sortKeys` writes object keys in sorted order (canonical JSON). */
+export function writeJsonText(value: unknown, sortKeys: boolean): string | undefined {
+  return writeJson(value, sortKeys, []);
+}
+
+function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string | undefined {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "number":
+      return Number.isFinite(value) ? JSON.stringify(value) : "null";
+    case "boolean":
+      return value ? "true" : "false";
+    case "bigint":
+      return value.toString();
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+    case "object": {
+      if (value === null) return "null";
+      if (value instanceof Date) return Number.isNaN(value.getTime()) ? "null" : JSON.stringify(value.toISOString());
+      if (value instanceof Uint8Array) return JSON.stringify(bytesToBase64(value));
+      if (stack.includes(value)) throw new JsonValueError("the value refers to itself (a cycle): it cannot be written as JSON");
+      if (stack.length >= MAX_JSON_DEPTH) {
+        throw new JsonValueError(`the value is nested more than ${MAX_JSON_DEPTH} levels deep: it is not written as JSON`);
+      }
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      stack.push(value);
+      try {
+        // Inside the push: a toJSON that returns new objects each time still counts as depth.
+        if (typeof toJSON === "function") return writeJson((toJSON as () => unknown).call(value), sortKeys, stack);
+        if (Array.isArray(value)) {
+          return `[${value.map((v) => writeJson(v, sortKeys, stack) ?? "null").join(",")}]`;
+        }
+        if (value instanceof Map) {
+          return writeJson(Object.fromEntries(value), sortKeys, stack);
+        }
+        if (value instanceof Set) return writeJson([...value], sortKeys, stack);
+        const keys = Object.keys(value);
+        if (sortKeys) keys.sort();
+        const parts: string[] = [];
+        for (const k of keys) {
+          const text = writeJson((value as Record<string, unknown>)[k], sortKeys, stack);
+          if (text !== undefined) parts.push(`${JSON.stringify(k)}:${text}`);
+        }
+        return `{${parts.join(",")}}`;
+      } finally {
+        stack.pop();
+      }
+    }
+  }
+  return undefined;
 }
