@@ -10,7 +10,8 @@
  *   --continuous-batch, default 1,000; --max-wait-ms, default 250): sustained committed events/s,
  *   their ratio, offer-to-commit latency p50/p99, history events per batch (bench/temporal/).
  *
- * --batches-per-fetch applies to both cases. --case drain|continuous|both (default both); --rounds N repeats the continuous case, alternating
+ * --batches-per-fetch and --local-fetches (the workflow's localFetchesPerRoundTrip; 0 sends every
+ * fetch through the server) apply to both cases. --case drain|continuous|both (default both); --rounds N repeats the continuous case, alternating
  * which side runs first; --only sink|temporal runs one side of it (for profiling). Needs the Temporal CLI: bash scripts/provision-temporal.sh.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,7 +25,7 @@ import type { StreamWorkflowResult } from "../workflows/types.js";
 import { createLakeLogicWorker } from "../src/temporal/worker.js";
 import { startTemporal, type TemporalServer } from "../test/support/temporal.js";
 import { ORDERS_CONTRACT, workflowBundle, writeOrders } from "../test/temporal/support.js";
-import { streamSinkContinuous, temporalContinuous } from "./temporal/continuous.js";
+import { localFetchServed, streamSinkContinuous, temporalContinuous } from "./temporal/continuous.js";
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     events: { type: "string", default: "1000000" },
     batch: { type: "string", default: "10000" },
     "batches-per-fetch": { type: "string" },
+    "local-fetches": { type: "string" },
     rate: { type: "string", default: "30000" },
     seconds: { type: "string", default: "20" },
     "continuous-batch": { type: "string", default: "1000" },
@@ -49,6 +51,7 @@ async function drain(server: TemporalServer): Promise<void> {
   const events = Number(values.events);
   const batchSize = Number(values.batch);
   const batchesPerFetch = values["batches-per-fetch"] === undefined ? undefined : Number(values["batches-per-fetch"]);
+  const localFetchesPerRoundTrip = values["local-fetches"] === undefined ? undefined : Number(values["local-fetches"]);
   const file = join(dir, "events.ndjson");
   writeOrders(file, 0, events);
 
@@ -70,6 +73,7 @@ async function drain(server: TemporalServer): Promise<void> {
   let result: StreamWorkflowResult;
   let historyEvents = 0;
   let fetches = 0;
+  let localFetches = 0;
   try {
     const t1 = process.hrtime.bigint();
     const handle = await streams.start({
@@ -82,12 +86,14 @@ async function drain(server: TemporalServer): Promise<void> {
       batchSize,
       maxWaitMs: 5000,
       ...(batchesPerFetch === undefined ? {} : { batchesPerFetch }),
+      ...(localFetchesPerRoundTrip === undefined ? {} : { localFetchesPerRoundTrip }),
     });
     result = (await handle.result()) as StreamWorkflowResult;
     temporalSeconds = seconds(t1);
     const history = (await handle.fetchHistory()).events ?? [];
     historyEvents = history.length;
     fetches = history.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === "fetchBatch").length;
+    localFetches = history.filter((e) => localFetchServed(e)).length;
   } finally {
     worker.shutdown();
     await running;
@@ -104,7 +110,7 @@ async function drain(server: TemporalServer): Promise<void> {
       mode: "available_now",
       strategy: "merge",
       inProcess: { seconds: +inProcessSeconds.toFixed(2), eventsPerSec: inProcessRate, batches: inProcess.batches },
-      temporal: { seconds: +temporalSeconds.toFixed(2), eventsPerSec: temporalRate, batches: result.batches, fetches, historyEvents },
+      temporal: { seconds: +temporalSeconds.toFixed(2), eventsPerSec: temporalRate, batches: result.batches, fetches, localFetches, historyEvents },
       ratio: +(temporalRate / inProcessRate).toFixed(3),
       historyEventsPerBatch: +(historyEvents / Math.max(1, result.batches)).toFixed(2),
     }),
@@ -118,6 +124,7 @@ async function continuous(server: TemporalServer): Promise<void> {
     batchSize: Number(values["continuous-batch"]),
     maxWaitMs: Number(values["max-wait-ms"]),
     ...(values["batches-per-fetch"] === undefined ? {} : { batchesPerFetch: Number(values["batches-per-fetch"]) }),
+    ...(values["local-fetches"] === undefined ? {} : { localFetchesPerRoundTrip: Number(values["local-fetches"]) }),
   };
   for (let round = 1; round <= Number(values.rounds); round++) {
     // Alternate which runs first: the machine's speed drifts within minutes.

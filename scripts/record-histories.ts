@@ -159,18 +159,22 @@ try {
     // SpoolMissingError, and the workflow resyncs from the checkpoint store and fetches again.
     const runtime = worker.runtime;
     const fetchBatch = runtime.fetchBatch.bind(runtime);
+    const takeReadAhead = runtime.takeReadAhead.bind(runtime);
     let fetches = 0;
-    runtime.fetchBatch = async (req, stop) => {
-      const fetched = await fetchBatch(req, stop);
-      if (req.key === i.checkpointKey && ++fetches === 2 && fetched.spool) runtime.spool.drop(fetched.spool);
+    // Through the server or from the worker's read-ahead, the second fetch loses its batch.
+    const losingSecond = <T extends { spool: string | null } | null>(req: { key: string }, fetched: T): T => {
+      if (fetched && req.key === i.checkpointKey && ++fetches === 2 && fetched.spool) runtime.spool.drop(fetched.spool);
       return fetched;
     };
+    runtime.fetchBatch = async (req, stop) => losingSecond(req, await fetchBatch(req, stop));
+    runtime.takeReadAhead = async (req) => losingSecond(req, await takeReadAhead(req));
     try {
       const h = await streams.start(i);
       await h.result();
       await save("lost-worker-resync", h);
     } finally {
       runtime.fetchBatch = fetchBatch;
+      runtime.takeReadAhead = takeReadAhead;
     }
   }
   if (wanted("queue-ack")) {

@@ -17,6 +17,8 @@ import type {
 } from "./types.js";
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY = 200;
+/** Fetches in a row served locally from the worker's read-ahead; see StreamWorkflowInput.localFetchesPerRoundTrip. */
+export const DEFAULT_LOCAL_FETCHES_PER_ROUND_TRIP = 3;
 /** Batches one fetch may hand over (the first plus those read ahead); see FetchBatchInput.maxBatches. */
 export const DEFAULT_BATCHES_PER_FETCH = 4;
 
@@ -136,6 +138,19 @@ export function wantsReadAhead(
   const afterThis = { ...carry, run: { ...carry.run, batches: carry.run.batches + size } };
   if (reachedMaxBatches(input, afterThis)) return false;
   return !shouldContinueAsNew(input, batchesThisRun + size, continueAsNewSuggested);
+}
+
+/**
+ * Whether the next fetch is first tried locally (takeReadAhead): the last fetch left the worker
+ * reading ahead, and fewer than `localFetchesPerRoundTrip` fetches in a row were served so.
+ */
+export function fetchLocally(
+  input: Pick<StreamWorkflowInput, "localFetchesPerRoundTrip">,
+  readingAhead: boolean,
+  localFetchesInARow: number,
+): boolean {
+  const most = Math.max(0, Math.floor(input.localFetchesPerRoundTrip ?? DEFAULT_LOCAL_FETCHES_PER_ROUND_TRIP));
+  return readingAhead && localFetchesInARow < most;
 }
 
 /** Pause and stop requests; stop wins over pause, and is graceful (after the in-flight batch). */

@@ -58,6 +58,14 @@ export interface StreamWorkflowInput extends StreamSpec {
    * is written and committed on its own. Default 4. Stop and pause take effect after them.
    */
   batchesPerFetch?: number;
+  /**
+   * Fetches in a row the worker may serve from what it read ahead, as local activities, before
+   * one goes through the server again. Signals reach the workflow only between workflow tasks,
+   * which a fetch through the server ends: stop and pause take effect after at most
+   * `batchesPerFetch × (1 + localFetchesPerRoundTrip)` batches. Default 3; 0 fetches every batch
+   * through the server.
+   */
+  localFetchesPerRoundTrip?: number;
   /** Activity timeouts in ms (tests shorten them to notice a dead worker sooner). */
   timeouts?: { scheduleToStartMs?: number; startToCloseMs?: number; heartbeatMs?: number; idleFetchMs?: number };
   /** Set by continue-as-new: the state carried into the next run. Never set it by hand. */
@@ -214,6 +222,28 @@ export interface WriteBatchResult {
   outcome: "committed" | "already-committed";
 }
 
+/** The batches of one fetch, written and committed one after another by one local activity. */
+export interface WriteBatchesInput {
+  spec: StreamSpec;
+  key: string;
+  writerId: string;
+  /** The committed position the first batch follows. */
+  previous: { cursor: string | null; batchId: number; totals: Counts };
+  /** In order; each validated by the write itself (the worker started that when it fetched). */
+  batches: Array<{ fetched: string | null; cursor: string | null }>;
+  /** Queue sources: acknowledge each batch's messages after its commit (I8). */
+  ack: boolean;
+}
+
+export interface WriteBatchesResult {
+  /**
+   * One result per batch committed, in order. Fewer than the batches asked for when a batch after
+   * the first failed: the workflow takes these and writes the rest again, from the first not
+   * committed (whose failure, if it lasts, then fails that call and is retried as any write).
+   */
+  written: WriteBatchResult[];
+}
+
 export interface AckBatchInput {
   spec: StreamSpec;
   spool: string;
@@ -231,9 +261,17 @@ export interface SharedActivities {
 /** Activities that handle one batch, all on the worker whose spool holds it. */
 export interface BatchActivities {
   fetchBatch(input: FetchBatchInput): Promise<FetchBatchResult>;
+  /**
+   * The fetch served from the read-ahead of the worker that runs it (a local activity); null when
+   * that worker holds none for the stream at this cursor. Runs before the local-read-ahead patch
+   * never call it.
+   */
+  takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null>;
   /** Runs started before the validate-in-write patch still call it. */
   validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult>;
+  /** Runs started before the write-batches patch still call it (and ackBatch) once per batch. */
   writeBatch(input: WriteBatchInput): Promise<WriteBatchResult>;
+  writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult>;
   ackBatch(input: AckBatchInput): Promise<void>;
 }
 
@@ -241,7 +279,9 @@ export interface BatchActivities {
 export interface BatchRuntime {
   openStream(spec: StreamSpec): Promise<OpenStreamResult>;
   fetchBatch(input: FetchBatchInput, stop: AbortSignal): Promise<FetchBatchResult>;
+  takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null>;
   validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult>;
   writeBatch(input: WriteBatchInput): Promise<WriteBatchResult>;
+  writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult>;
   ackBatch(input: AckBatchInput): Promise<void>;
 }

@@ -28,6 +28,8 @@ export interface ContinuousOptions {
   maxWaitMs: number;
   /** The workflow's batchesPerFetch; default its own (4). */
   batchesPerFetch?: number;
+  /** The workflow's localFetchesPerRoundTrip; default its own (3). */
+  localFetchesPerRoundTrip?: number;
   dir: string;
 }
 
@@ -57,8 +59,20 @@ const quantiles = (values: number[]) => {
  * task that receives the result started on the worker), `writes` (completed → the next fetch
  * scheduled: the workflow tasks that write and commit the batches handed over, as local activities).
  */
+/** Whether a history event is a takeReadAhead local activity that handed over batches (a fetch served by the worker). */
+export function localFetchServed(e: HistoryEvent): boolean {
+  const marker = e.markerRecordedEventAttributes;
+  if (marker?.markerName !== "core_local_activity") return false;
+  const decode = (d: Uint8Array | null | undefined) => (d ? (JSON.parse(new TextDecoder().decode(d)) as unknown) : undefined);
+  const info = decode(marker.details?.data?.payloads?.[0]?.data) as { activity_type?: string } | undefined;
+  return info?.activity_type === "takeReadAhead" && Boolean(decode(marker.details?.result?.payloads?.[0]?.data));
+}
+
 class FetchCycles {
+  /** Fetches through the server (fetchBatch activities). */
   fetches = 0;
+  /** Fetches served by the worker's read-ahead as local activities (takeReadAhead that handed over batches). */
+  localFetches = 0;
   private readonly queued: number[] = [];
   private readonly fetch: number[] = [];
   private readonly writes: number[] = [];
@@ -73,6 +87,7 @@ class FetchCycles {
     let completed: number | undefined;
     let awaitingTask = false;
     for (const e of events) {
+      if (localFetchServed(e)) this.localFetches++;
       if (e.activityTaskScheduledEventAttributes?.activityType?.name === "fetchBatch") {
         this.fetches++;
         if (completed !== undefined) this.writes.push(ms(e) - completed);
@@ -277,6 +292,7 @@ export async function temporalContinuous(o: ContinuousOptions, server: TemporalS
       // Only an idle fetch (after the feed ends) waits this long: the stop is seen sooner.
       timeouts: { idleFetchMs: 1000 },
       ...(o.batchesPerFetch === undefined ? {} : { batchesPerFetch: o.batchesPerFetch }),
+      ...(o.localFetchesPerRoundTrip === undefined ? {} : { localFetchesPerRoundTrip: o.localFetchesPerRoundTrip }),
     });
     const done = measure();
     const fed = await caughtUp(feed, commits, CATCH_UP_MS);
@@ -303,7 +319,8 @@ export async function temporalContinuous(o: ContinuousOptions, server: TemporalS
       runs,
       historyEventsPerBatch: +(historyEvents / Math.max(1, f.batches)).toFixed(2),
       fetches: cycles.fetches,
-      batchesPerFetch: +(f.batches / Math.max(1, cycles.fetches)).toFixed(2),
+      localFetches: cycles.localFetches,
+      batchesPerFetch: +(f.batches / Math.max(1, cycles.fetches + cycles.localFetches)).toFixed(2),
       cycleMs: cycles.summary(writes),
       writeBatchMs: quantiles(writeMs),
       betweenWritesMs: quantiles(gaps),

@@ -133,6 +133,14 @@ export class StreamPipeline {
     this.ahead.fill(limits, depth, options.budget);
   }
 
+  /**
+   * Whether the next batch read ahead is held with records, waiting at most `ms` for the one
+   * being collected: then `next` hands it over at once.
+   */
+  readAheadReady(ms: number): Promise<boolean> {
+    return this.ahead ? this.ahead.nextReady(ms) : Promise.resolve(false);
+  }
+
   /** Batches held ahead, and whether one is being collected (for diagnostics and tests). */
   readAheadState(): { held: number; collecting: boolean } {
     return { held: this.ahead?.held ?? 0, collecting: this.ahead?.isCollecting ?? false };

@@ -65,6 +65,27 @@ export class ReadAhead<B> {
   }
 
   /**
+   * Whether the next batch is held with records (or is the source's end), waiting at most `ms`
+   * for the one being collected. Takes nothing; never throws (a failed collection is false, and
+   * `take` reports it).
+   */
+  async nextReady(ms: number): Promise<boolean> {
+    if (this.ready.length === 0 && this.collecting && this.current) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.current.then(
+          () => undefined,
+          () => undefined,
+        ),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+      ]);
+      clearTimeout(timer);
+    }
+    const first = this.ready[0];
+    return first !== undefined && !this.isEmpty(first);
+  }
+
+  /**
    * The next batch in order: a held one, or the one being collected (waited for). Undefined when
    * nothing is held or being collected. `stop` cuts the batch being collected.
    */

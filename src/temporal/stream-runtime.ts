@@ -27,12 +27,20 @@ import type {
   ValidateBatchResult,
   WriteBatchInput,
   WriteBatchResult,
+  WriteBatchesInput,
+  WriteBatchesResult,
 } from "../../workflows/types.js";
 
 /** A continuous fetch with nothing to read returns empty after this long, so the workflow can react to signals. */
 const IDLE_FETCH_MS = 30_000;
 /** A read-ahead lets the event loop run after this many records (measured with 10k batches: 64–256 best, none or 1024 slower). */
 const READ_AHEAD_YIELD_EVERY = 64;
+/**
+ * How long takeReadAhead waits for a batch still being collected before it leaves the fetch to
+ * the server round trip (which waits as long as a fetch waits). Short: the workflow task is open
+ * meanwhile, and signals wait for it.
+ */
+const TAKE_READ_AHEAD_WAIT_MS = 1_000;
 /** A source no activity has used for this long is closed (its stream ended, paused or moved). */
 const SOURCE_IDLE_MS = 10 * 60_000;
 
@@ -58,6 +66,14 @@ function bytesOf(records: readonly SourceRecord[]): number {
   return records.reduce((n, r) => n + recordBytes(r), 0);
 }
 
+export interface StreamRuntimeOptions {
+  spool?: SpoolOptions;
+  /** See TAKE_READ_AHEAD_WAIT_MS (tests set it so that no outcome hangs on the machine's speed). */
+  takeReadAheadWaitMs?: number;
+  /** Called after each batch this worker committed (not one found already committed): logs and metrics. */
+  onCommitted?: (key: string, result: WriteBatchResult, durationMs: number) => void;
+}
+
 /**
  * What a worker keeps between activity calls: contracts, engines, lake targets, and one stream
  * pipeline (src/pipeline) per stream, driven step by step by the activities — the same steps
@@ -72,8 +88,13 @@ export class StreamRuntime implements BatchRuntime {
   private readonly targets = new Map<string, Promise<StreamTarget>>();
   private readonly pipelines = new Map<string, CachedPipeline>();
 
-  constructor(options: { spool?: SpoolOptions } = {}) {
+  private readonly takeReadAheadWaitMs: number;
+  private readonly onCommitted: StreamRuntimeOptions["onCommitted"];
+
+  constructor(options: StreamRuntimeOptions = {}) {
     this.spool = new Spool(options.spool);
+    this.takeReadAheadWaitMs = options.takeReadAheadWaitMs ?? TAKE_READ_AHEAD_WAIT_MS;
+    this.onCommitted = options.onCommitted;
   }
 
   /** The contract a stream runs, loaded with the stream's `vars` (its `{placeholders}`). */
@@ -154,6 +175,30 @@ export class StreamRuntime implements BatchRuntime {
     };
   }
 
+  /**
+   * A fetch served from this worker's read-ahead, without the round trip through the server: the
+   * workflow calls it as a local activity after a fetch that asked to read ahead. Null when this
+   * worker holds no batch for the stream at that cursor, or none with records within a short wait
+   * (the workflow then fetches as usual, and that fetch still takes what is collected here).
+   * Never fails the workflow: a failure leaves the batch to the usual fetch, which reopens the
+   * source if it must.
+   */
+  async takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null> {
+    const hit = this.pipelines.get(input.key);
+    if (!hit || !this.continues(hit, input) || hit.pipeline.source.kind !== "cursor") return null;
+    hit.busy++;
+    try {
+      if (!(await hit.pipeline.readAheadReady(this.takeReadAheadWaitMs))) return null;
+      return await this.fetchFrom(hit, input, new AbortController().signal);
+    } catch {
+      await this.drop(input.key, hit);
+      return null;
+    } finally {
+      hit.busy--;
+      hit.lastUsed = Date.now();
+    }
+  }
+
   /** Whether batches of this stream are held or being collected ahead (for tests and diagnostics). */
   hasReadAhead(key: string): boolean {
     const { held, collecting } = this.readAheadOf(key);
@@ -178,6 +223,7 @@ export class StreamRuntime implements BatchRuntime {
   }
 
   async writeBatch(input: WriteBatchInput): Promise<WriteBatchResult> {
+    const started = Date.now();
     const target = await this.target(input.spec);
     const fetched = input.fetched ? this.spool.get<PipelineBatch>(input.fetched) : undefined;
     const validated = input.validated ? this.spool.get<ValidatedBatch>(input.validated) : undefined;
@@ -204,13 +250,38 @@ export class StreamRuntime implements BatchRuntime {
     // The fetched records of an ack source are dropped by ackBatch, after the acknowledgement.
     this.spool.drop(input.validated, fetched?.needsAck ? null : input.fetched);
     await batch.committed(committed.record.cursor);
-    return {
+    const result: WriteBatchResult = {
       batchId: committed.record.batchId,
       totals: committed.record.totals,
       batch: committed.record.batch,
       committedAt: committed.record.committedAt.toISOString(),
       outcome: committed.outcome,
     };
+    if (result.outcome === "committed") this.onCommitted?.(input.key, result, Date.now() - started);
+    return result;
+  }
+
+  /**
+   * The batches of one fetch, each written, committed (and for a queue acknowledged, I8) in turn,
+   * in one local activity: one round trip between the workflow and the worker for them all. A
+   * failure of the first batch fails the call (retried as any write); a later one ends it with
+   * the batches committed so far, and the workflow writes the rest with another call.
+   */
+  async writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult> {
+    const written: WriteBatchResult[] = [];
+    let previous = input.previous;
+    for (const batch of input.batches) {
+      try {
+        const result = await this.writeBatch({ spec: input.spec, key: input.key, writerId: input.writerId, validated: null, fetched: batch.fetched, previous, cursor: batch.cursor });
+        if (input.ack && batch.fetched) await this.ackBatch({ spec: input.spec, spool: batch.fetched });
+        written.push(result);
+        previous = { cursor: batch.cursor, batchId: result.batchId, totals: result.totals };
+      } catch (err) {
+        if (written.length === 0) throw err;
+        break;
+      }
+    }
+    return { written };
   }
 
   /** I8: queue messages are acknowledged only after their batch committed. */
@@ -238,9 +309,8 @@ export class StreamRuntime implements BatchRuntime {
    * adopt the one the workflow carries.
    */
   private async positioned(input: FetchBatchInput): Promise<{ entry: CachedPipeline; endCursor?: string | null }> {
-    const identity = JSON.stringify([input.spec.source, input.spec.mode]);
     const hit = this.pipelines.get(input.key);
-    if (hit && hit.identity === identity && hit.cursor === input.cursor && this.sameDrain(hit, input)) return { entry: hit };
+    if (hit && this.continues(hit, input)) return { entry: hit };
     if (hit) await this.drop(input.key, hit);
     const source = await createSource(input.spec.source);
     const pipeline = new StreamPipeline({
@@ -257,9 +327,14 @@ export class StreamRuntime implements BatchRuntime {
       throw err;
     }
     const encodedEnd = encodeDrainEnd(end);
-    const entry: CachedPipeline = { pipeline, identity, drainEnd: input.endCursor !== undefined ? input.endCursor : encodedEnd, cursor: input.cursor, busy: 0, lastUsed: Date.now() };
+    const entry: CachedPipeline = { pipeline, identity: identityOf(input), drainEnd: input.endCursor !== undefined ? input.endCursor : encodedEnd, cursor: input.cursor, busy: 0, lastUsed: Date.now() };
     this.pipelines.set(input.key, entry);
     return { entry, ...(input.spec.mode === "available_now" && input.endCursor === undefined ? { endCursor: encodedEnd ?? null } : {}) };
+  }
+
+  /** Whether a cached pipeline continues where this fetch asks to start, in its mode and drain. */
+  private continues(hit: CachedPipeline, input: FetchBatchInput): boolean {
+    return hit.identity === identityOf(input) && hit.cursor === input.cursor && this.sameDrain(hit, input);
   }
 
   /** The drain end the workflow carries, as the pipeline adopts it. */
@@ -303,6 +378,11 @@ export class StreamRuntime implements BatchRuntime {
     const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.environment ?? null, spec.targetPath ?? null, spec.checkpoint ?? null]);
     return cached(this.targets, id, async () => openTarget(await this.contract(spec), spec));
   }
+}
+
+/** What a cached pipeline was opened for: its source config and mode. */
+function identityOf(input: FetchBatchInput): string {
+  return JSON.stringify([input.spec.source, input.spec.mode]);
 }
 
 /** The value in `map` under `key`, made once; a failure is not kept, so the next call tries again. */

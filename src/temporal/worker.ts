@@ -8,7 +8,7 @@ import type { BatchActivities } from "../../workflows/types.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../observe/logger.js";
 import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
-import { StreamRuntime } from "./stream-runtime.js";
+import { StreamRuntime, type StreamRuntimeOptions } from "./stream-runtime.js";
 
 export const DEFAULT_TASK_QUEUE = "lakelogic";
 
@@ -72,8 +72,9 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
   const logger = options.logger;
   if (options.sdkMetricsAddress !== undefined || logger) installRuntime(logger, options.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address });
-  const runtime = new StreamRuntime();
-  const batchActivities = observed(createBatchActivities(runtime), logger, options.metrics);
+  const onCommitted = committedListener(logger, options.metrics);
+  const runtime = new StreamRuntime(onCommitted ? { onCommitted } : {});
+  const batchActivities = observed(createBatchActivities(runtime), options.metrics);
   const sharedWorker = await Worker.create({
     connection,
     namespace,
@@ -166,8 +167,25 @@ function labelsOf(key: string): StreamLabels {
   return { stream: key.startsWith("stream::") ? key.slice("stream::".length) : key, checkpointKey: key };
 }
 
-/** Batch activities that log each committed batch and record it into the metrics. */
-function observed(activities: BatchActivities, logger: Logger | undefined, metrics: StreamMetrics | undefined): BatchActivities {
+/** Log each batch this worker committed, and record it into the metrics. */
+function committedListener(logger: Logger | undefined, metrics: StreamMetrics | undefined): StreamRuntimeOptions["onCommitted"] {
+  if (!logger && !metrics) return undefined;
+  return (key, result, durationMs) => {
+    metrics?.recordBatch(labelsOf(key), { ...result.batch, durationMs });
+    logger?.info("batch committed", {
+      key,
+      batch: result.batchId,
+      records: result.batch.sourceCount,
+      good: result.batch.goodCount,
+      bad: result.batch.badCount,
+      superseded: result.batch.supersededCount,
+      durationMs,
+    });
+  };
+}
+
+/** Batch activities that record the source's lag into the metrics. */
+function observed(activities: BatchActivities, metrics: StreamMetrics | undefined): BatchActivities {
   return {
     ...activities,
     async fetchBatch(input) {
@@ -175,22 +193,9 @@ function observed(activities: BatchActivities, logger: Logger | undefined, metri
       if (result.lag) metrics?.recordLag(labelsOf(input.key), result.lag);
       return result;
     },
-    async writeBatch(input) {
-      const started = Date.now();
-      const result = await activities.writeBatch(input);
-      if (result.outcome === "committed") {
-        const durationMs = Date.now() - started;
-        metrics?.recordBatch(labelsOf(input.key), { ...result.batch, durationMs });
-        logger?.info("batch committed", {
-          key: input.key,
-          batch: result.batchId,
-          records: result.batch.sourceCount,
-          good: result.batch.goodCount,
-          bad: result.batch.badCount,
-          superseded: result.batch.supersededCount,
-          durationMs,
-        });
-      }
+    async takeReadAhead(input) {
+      const result = await activities.takeReadAhead(input);
+      if (result?.lag) metrics?.recordLag(labelsOf(input.key), result.lag);
       return result;
     },
   };

@@ -76,6 +76,9 @@ function mockWorker(taskQueue: string, found: number[]) {
         ackSource: false,
       };
     },
+    async takeReadAhead() {
+      throw ApplicationFailure.nonRetryable("processing_time reads nothing ahead", "MockMisuse");
+    },
     async validateBatch() {
       throw ApplicationFailure.nonRetryable("validateBatch is only for runs before validate-in-write", "MockMisuse");
     },
@@ -87,6 +90,12 @@ function mockWorker(taskQueue: string, found: number[]) {
       Object.assign(store, { cursor: input.cursor, batchId: store.batchId + 1, totals });
       calls.push(`writeBatch(${held.from}-${held.to})`);
       return { batchId: store.batchId, totals, batch, committedAt: new Date(0).toISOString(), outcome: "committed" as const };
+    },
+    async writeBatches(input) {
+      // processing_time fetches one batch per trigger.
+      if (input.batches.length !== 1) throw ApplicationFailure.nonRetryable(`a trigger wrote ${input.batches.length} batches`, "MockMisuse");
+      const [b] = input.batches;
+      return { written: [await activities.writeBatch({ ...input, validated: null, fetched: b!.fetched, cursor: b!.cursor })] };
     },
     async ackBatch() {
       throw ApplicationFailure.nonRetryable("a cursor source is not acknowledged", "MockMisuse");

@@ -17,7 +17,7 @@ const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
  * Histories recorded before a patch (`patched()` in workflows/stream.ts), kept to prove that runs
  * started by the older code replay, and so go on, under the current one. Not re-recorded.
  */
-const legacyDirs = ["before-validate-in-write", "before-multi-batch-fetch"];
+const legacyDirs = ["before-validate-in-write", "before-multi-batch-fetch", "before-write-batches"];
 const legacy = legacyDirs.flatMap((d) => readdirSync(dir + d).filter((f) => f.endsWith(".json")).map((f) => `${d}/${f}`));
 
 describe("stream workflow replay", () => {

@@ -7,7 +7,7 @@ import { CheckpointConflictError } from "../../src/checkpoint/errors.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { registerSource } from "../../src/sources/registry.js";
 import { SpoolMissingError } from "../../src/temporal/spool.js";
-import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
+import { StreamRuntime, type StreamRuntimeOptions } from "../../src/temporal/stream-runtime.js";
 import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../workflows/types.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 import { ORDERS_CONTRACT, writeOrders } from "./support.js";
@@ -34,7 +34,12 @@ afterEach(async () => {
 /** Longer than any test runs: a batch is never cut by time unless a test asks for it. */
 const NEVER_MS = 120_000;
 
-function setup(records: number, mode: StreamSpec["mode"] = "available_now", overrides: Partial<StreamSpec> = {}) {
+function setup(
+  records: number,
+  mode: StreamSpec["mode"] = "available_now",
+  overrides: Partial<StreamSpec> = {},
+  runtimeOptions: StreamRuntimeOptions = { takeReadAheadWaitMs: NEVER_MS },
+) {
   const dir = mkdtempSync(join(tmpdir(), "ll-runtime-"));
   dirs.push(dir);
   const events = join(dir, "events.ndjson");
@@ -49,7 +54,7 @@ function setup(records: number, mode: StreamSpec["mode"] = "available_now", over
     targetPath: join(dir, "lake"),
     ...overrides,
   };
-  const runtime = new StreamRuntime();
+  const runtime = new StreamRuntime(runtimeOptions);
   runtimes.push(runtime);
   const never = new AbortController().signal;
   let endCursor: string | null | undefined;
@@ -59,9 +64,12 @@ function setup(records: number, mode: StreamSpec["mode"] = "available_now", over
     return r;
   };
   /** Source line numbers of a fetched batch, as the spool holds them. */
+  /** takeReadAhead, the fetch a workflow tries first as a local activity. */
+  const take = (cursor: string | null, extra: Partial<FetchBatchInput> = {}): Promise<FetchBatchResult | null> =>
+    runtime.takeReadAhead({ spec, key: "k", cursor, batchId: 0, endCursor, idleMs: NEVER_MS, ...extra });
   const lines = (r: FetchBatchResult): number[] =>
     r.spool ? runtime.spool.get<{ records: SourceRecord[] }>(r.spool).records.map((x) => (x.position as { line: number }).line) : [];
-  return { dir, events, spec, runtime, fetch, lines };
+  return { dir, events, spec, runtime, fetch, take, lines };
 }
 
 /** Wait (however long it takes: the test's timeout bounds it) until `done` holds. */
@@ -206,6 +214,109 @@ describe("StreamRuntime read-ahead", () => {
   });
 });
 
+describe("StreamRuntime.takeReadAhead (a fetch served by the worker's read-ahead, as a local activity)", () => {
+  it("hands over the batches read ahead from the cursor they continue, and keeps reading ahead: every line once, in order", async () => {
+    const { fetch, take, lines, runtime } = setup(7500);
+    const first = await fetch(null, { readAhead: true, maxBatches: 4 });
+    const seen = lines(first);
+    let cursor = first.cursor;
+    let taken = 0;
+    for (let i = 0; i < 10; i++) {
+      const r = await take(cursor, { readAhead: true, maxBatches: 4 });
+      // The take waits for a batch being collected (here without a bound): never a round trip through the server.
+      expect(r).not.toBeNull();
+      taken++;
+      seen.push(...lines(r!), ...(r!.more ?? []).flatMap((m) => linesOf(runtime, m.spool)));
+      const last = r!.more?.at(-1) ?? r!;
+      cursor = last.cursor;
+      if (last.exhausted) break;
+    }
+    expect(seen).toEqual(range(0, 7500));
+    expect(lineOf(cursor)).toBe(7500);
+    expect(taken).toBeGreaterThan(1);
+    expect(runtime.hasReadAhead("k")).toBe(false);
+  });
+
+  it("is null when this worker holds nothing for the stream at that cursor; the fetch through the server then serves it", async () => {
+    const { fetch, take, lines, runtime } = setup(3000);
+    // No pipeline for the stream on this worker (the workflow moved here from another one).
+    expect(await take(null, { readAhead: true })).toBeNull();
+    const first = await fetch(null, { readAhead: false });
+    // Nothing read ahead: the previous fetch did not ask for it.
+    expect(await take(first.cursor, { readAhead: true })).toBeNull();
+    const second = await fetch(first.cursor, { readAhead: true });
+    expect(runtime.hasReadAhead("k")).toBe(true);
+    // A cursor the read-ahead does not continue (a batch restarted from the checkpoint): null,
+    // and the read-ahead is left for the fetch through the server to drop.
+    expect(await take(first.cursor, { readAhead: true })).toBeNull();
+    const again = await fetch(first.cursor, { readAhead: true });
+    expect(lines(again)).toEqual(lines(second));
+    expect(lineOf(again.cursor)).toBe(2000);
+  });
+
+  it("is null when nothing came for the batch being read ahead (a quiet continuous source), and no record is lost", async () => {
+    const { fetch, take, lines, events, runtime } = setup(200, "continuous", { batchSize: 200 }, { takeReadAheadWaitMs: 50 });
+    const first = await fetch(null, { readAhead: true });
+    expect(runtime.readAheadOf("k")).toEqual({ held: 0, collecting: true });
+    // The read-ahead waits for records that are not written yet: the take gives up after its
+    // wait (50 ms here) rather than keep the workflow task open.
+    expect(await take(first.cursor, { readAhead: true })).toBeNull();
+    writeOrders(events, 200, 400, true);
+    const second = await fetch(first.cursor, { readAhead: true });
+    expect(lines(second)).toEqual(range(200, 400));
+  });
+});
+
+describe("StreamRuntime.writeBatches (the batches of one fetch in one local activity)", () => {
+  const ZERO = { sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 };
+
+  it("writes and commits each batch in order, each on its own, and reports each commit", async () => {
+    const committed: Array<[string, number, number]> = [];
+    const { fetch, spec, runtime } = setup(5000, "available_now", {}, { onCommitted: (key, r) => committed.push([key, r.batchId, r.batch.sourceCount]) });
+    const first = await fetch(null, { readAhead: true, maxBatches: 4 });
+    await aheadSettled(runtime);
+    const second = await fetch(first.cursor, { readAhead: true, maxBatches: 4 });
+    const handed = [first, second, ...second.more!].map((b) => ({ fetched: b.spool, cursor: b.cursor }));
+    expect(handed).toHaveLength(5);
+    const { written } = await runtime.writeBatches({ spec, key: "k", writerId: "w", previous: { cursor: null, batchId: 0, totals: ZERO }, batches: handed, ack: false });
+    expect(written.map((w) => [w.batchId, w.batch.sourceCount, w.totals.sourceCount, w.outcome])).toEqual([
+      [1, 1000, 1000, "committed"],
+      [2, 1000, 2000, "committed"],
+      [3, 1000, 3000, "committed"],
+      [4, 1000, 4000, "committed"],
+      [5, 1000, 5000, "committed"],
+    ]);
+    expect(committed).toEqual(written.map((w) => ["k", w.batchId, 1000]));
+    // The checkpoint store holds the last, as the workflow's resync would read it.
+    const stored = await runtime.openStream(spec);
+    expect([stored.batchId, lineOf(stored.cursor), stored.totals.sourceCount]).toEqual([5, 5000, 5000]);
+  });
+
+  it("returns the batches committed before one that failed; fails when the first fails", async () => {
+    const { fetch, spec, runtime } = setup(3000);
+    const first = await fetch(null, { readAhead: false });
+    const second = await fetch(first.cursor, { readAhead: false });
+    const previous = { cursor: null, batchId: 0, totals: ZERO };
+    const partial = await runtime.writeBatches({
+      spec,
+      key: "k",
+      writerId: "w",
+      previous,
+      batches: [
+        { fetched: first.spool, cursor: first.cursor },
+        { fetched: "fetched-not-on-this-worker", cursor: second.cursor },
+      ],
+      ack: false,
+    });
+    expect(partial.written.map((w) => w.batchId)).toEqual([1]);
+    await expect(
+      runtime.writeBatches({ spec, key: "k", writerId: "w", previous: { cursor: first.cursor, batchId: 1, totals: partial.written[0]!.totals }, batches: [{ fetched: "fetched-not-on-this-worker", cursor: second.cursor }], ack: false }),
+    ).rejects.toBeInstanceOf(SpoolMissingError);
+    const rest = await runtime.writeBatches({ spec, key: "k", writerId: "w", previous: { cursor: first.cursor, batchId: 1, totals: partial.written[0]!.totals }, batches: [{ fetched: second.spool, cursor: second.cursor }], ack: false });
+    expect(rest.written.map((w) => [w.batchId, w.totals.sourceCount])).toEqual([[2, 2000]]);
+  });
+});
+
 describe("StreamRuntime source cache", () => {
   it("gives each available_now drain its own end snapshot, on the worker that ran the last one (I7)", async () => {
     const { lines, events, spec, runtime } = setup(1500);
@@ -277,5 +388,23 @@ describe("StreamRuntime with a queue (ack source)", () => {
     expect(queue.nacked).toHaveLength(10);
     expect(queue.acked).toEqual([]);
     await expect(runtime.writeBatch(write)).rejects.toBeInstanceOf(SpoolMissingError);
+  });
+
+  it("writeBatches acknowledges a batch's messages after its commit (I8)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ll-runtime-queue-"));
+    dirs.push(dir);
+    const queue = new MemoryQueue(Array.from({ length: 10 }, (_, i) => ({ order_id: i + 1, amount: 1, currency: "EUR", status: "new", created_at: "2026-01-01T00:00:00Z" })));
+    queues.push(queue);
+    const spec: StreamSpec = { contract: ORDERS_CONTRACT, source: { type: "test-memory-queue" }, mode: "available_now", checkpointKey: "q", batchSize: 100, maxWaitMs: 50, targetPath: join(dir, "lake"), checkpoint: join(dir, "checkpoints.sqlite") };
+    const runtime = new StreamRuntime();
+    runtimes.push(runtime);
+    const fetched = await runtime.fetchBatch({ spec, key: "q", cursor: null, batchId: 0, idleMs: 300 }, new AbortController().signal);
+    const zero = { sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 };
+    const { written } = await runtime.writeBatches({ spec, key: "q", writerId: "w", previous: { cursor: null, batchId: 0, totals: zero }, batches: [{ fetched: fetched.spool, cursor: fetched.cursor }], ack: true });
+    expect(written.map((w) => [w.batchId, w.batch.sourceCount])).toEqual([[1, 10]]);
+    expect(queue.acked).toHaveLength(10);
+    expect(queue.nacked).toEqual([]);
+    // Acknowledged, the batch left the spool.
+    expect(runtime.spool.peek(fetched.spool!)).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   afterCommit,
+  fetchLocally,
   fetchSize,
   initialCarry,
   reachedMaxBatches,
@@ -95,6 +96,16 @@ describe("stream workflow state", () => {
     expect(wantsReadAhead({}, c, go, 0, true)).toBe(false);
     expect(wantsReadAhead({ continueAsNewEvery: 5 }, c, go, 4, false)).toBe(false);
     expect(wantsReadAhead({ continueAsNewEvery: 5 }, c, go, 3, false)).toBe(true);
+  });
+
+  it("tries a fetch locally only after one that left the worker reading ahead, at most localFetchesPerRoundTrip in a row", () => {
+    expect(fetchLocally({}, true, 0)).toBe(true);
+    expect(fetchLocally({}, true, 2)).toBe(true);
+    expect(fetchLocally({}, true, 3)).toBe(false); // default 3: the 4th goes through the server
+    expect(fetchLocally({}, false, 0)).toBe(false);
+    expect(fetchLocally({ localFetchesPerRoundTrip: 0 }, true, 0)).toBe(false);
+    expect(fetchLocally({ localFetchesPerRoundTrip: 1 }, true, 0)).toBe(true);
+    expect(fetchLocally({ localFetchesPerRoundTrip: 1 }, true, 1)).toBe(false);
   });
 
   it("asks a fetch for up to batchesPerFetch batches, never past maxBatches or a due continue-as-new", () => {

@@ -11,7 +11,7 @@ import { StreamSink } from "../../src/sink/index.js";
 import { FileSource } from "../../src/sources/file/file-source.js";
 import { StreamAlreadyRunningError, StreamClient } from "../../src/temporal/client.js";
 import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
-import type { FetchBatchResult, StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
+import type { FetchBatchResult, StreamStatus, StreamWorkflowInput, StreamWorkflowResult, WriteBatchesResult } from "../../workflows/types.js";
 import { requireService } from "../support/services.js";
 import { startTemporal } from "../support/temporal.js";
 import { waitFor } from "../support/proc.js";
@@ -116,25 +116,40 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     const history = await handle.fetchHistory();
     const events = history.events ?? [];
     const types = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-    // fetchBatch through the worker's own queue; writeBatch (which validates) as a local activity
-    // (one marker per batch; validateBatch is only for runs started before that patch). A fetch
+    // fetchBatch through the worker's own queue; writeBatches (which validates) as a local activity
+    // (one marker per fetch; validateBatch and writeBatch are for runs started before). A fetch
     // hands over its first batch plus those the worker read ahead meanwhile, so one round trip
-    // serves several batches, and every batch is written on its own.
-    const fetches = events
+    // serves several batches, and every batch is written on its own. After a fetch that left the
+    // worker reading ahead, the next is first tried as a local activity (takeReadAhead), which
+    // hands over what the worker holds, or null (then the fetch goes through the server).
+    const decode = (d: Uint8Array) => JSON.parse(new TextDecoder().decode(d)) as unknown;
+    const remoteFetches = events
       .map((e) => e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data)
       .filter((d): d is Uint8Array => d instanceof Uint8Array)
-      .map((d) => JSON.parse(new TextDecoder().decode(d)) as FetchBatchResult)
+      .map((d) => decode(d) as FetchBatchResult)
       .filter((r) => "spool" in r);
-    expect(fetches.length).toBe(types.filter((t) => t === "fetchBatch").length);
-    expect(fetches.reduce((n, f) => n + (f.count > 0 ? 1 : 0) + (f.more?.length ?? 0), 0)).toBe(result.batches);
-    expect(fetches.length).toBeLessThan(result.batches);
-    expect(Math.max(...fetches.map((f) => f.more?.length ?? 0))).toBeLessThanOrEqual(3); // batchesPerFetch 4
-    const localActivities = events
+    expect(remoteFetches.length).toBe(types.filter((t) => t === "fetchBatch").length);
+    const markers = events
       .map((e) => e.markerRecordedEventAttributes)
       .filter((m) => m?.markerName === "core_local_activity")
-      .map((m) => JSON.parse(new TextDecoder().decode(m!.details!.data!.payloads![0]!.data)).activity_type as string);
-    expect(localActivities[0]).toBe("getWorkerQueue");
-    expect(localActivities.slice(1)).toEqual(Array(result.batches).fill("writeBatch"));
+      .map((m) => ({
+        type: (decode(m!.details!.data!.payloads![0]!.data!) as { activity_type: string }).activity_type,
+        result: m!.details!.result?.payloads?.[0]?.data,
+      }));
+    const localFetches = markers
+      .filter((m) => m.type === "takeReadAhead")
+      .map((m) => decode(m.result!) as FetchBatchResult | null)
+      .filter((r): r is FetchBatchResult => r !== null);
+    const fetches = [...remoteFetches, ...localFetches];
+    expect(fetches.reduce((n, f) => n + (f.count > 0 ? 1 : 0) + (f.more?.length ?? 0), 0)).toBe(result.batches);
+    expect(remoteFetches.length).toBeLessThan(result.batches);
+    expect(Math.max(...fetches.map((f) => f.more?.length ?? 0))).toBeLessThanOrEqual(3); // batchesPerFetch 4
+    expect(markers[0]!.type).toBe("getWorkerQueue");
+    // One writeBatches per fetch writes every batch it handed over, each committed on its own.
+    const writes = markers.filter((m) => m.type === "writeBatches").map((m) => (decode(m.result!) as WriteBatchesResult).written);
+    expect(writes.length).toBe(fetches.filter((f) => f.count > 0 || f.cursorMoved).length);
+    expect(writes.flat().map((w) => w.batchId)).toEqual(Array.from({ length: result.batches }, (_, i) => i + 1));
+    expect(markers.slice(1).filter((m) => m.type !== "writeBatches" && m.type !== "takeReadAhead")).toEqual([]);
     expect(events.length / result.batches).toBeLessThanOrEqual(12);
     // I4: no payload in history carries rows — the largest is the input, a cursor or a spool reference.
     expect(largestPayload(history)).toBeLessThan(4000);

@@ -81,6 +81,11 @@ type MockSource = (input: FetchBatchInput, hold: (batch: Held) => string) => Omi
 
 interface MockOptions {
   source: MockSource;
+  /**
+   * How this worker's read-ahead answers takeReadAhead (the fetch served locally); by default it
+   * holds nothing (null), and the workflow fetches through the server.
+   */
+  ahead?: (input: FetchBatchInput, hold: (batch: Held) => string) => Omit<FetchBatchResult, "lag"> | null;
   /** The n-th writeBatch (1-based) finds its spool gone: the worker that held the batch died. */
   loseSpoolAtWrite?: number;
   /** …after that worker had committed the batch (the checkpoint store has it, the workflow not). */
@@ -101,6 +106,10 @@ function mockWorker(taskQueue: string, options: MockOptions) {
   const unacked = new Set<string>();
   const store = { cursor: null as string | null, batchId: 0, totals: ZERO };
   let writeCalls = 0;
+  /** Batches whose spool was lost: a later write of one fails as on a real worker. */
+  const lost = new Map<string, Held>();
+  /** Batches asked of each writeBatches call. */
+  const writeBatchesCalls: number[] = [];
   const range = ({ from, to }: Held) => `${from}-${to}`;
   const hold = (batch: Held) => {
     const ref = `fetched-${randomUUID()}`;
@@ -133,16 +142,29 @@ function mockWorker(taskQueue: string, options: MockOptions) {
       calls.push(`fetchBatch(${held ? range(held) : "empty"}${fetched.exhausted ? ", exhausted" : ""})`);
       return { ...fetched, lag: null };
     },
+    async takeReadAhead(input) {
+      const taken = options.ahead?.(input, hold) ?? null;
+      const held = taken?.spool ? spool.get(taken.spool) : undefined;
+      const more = (taken?.more ?? []).map((m) => range(spool.get(m.spool)!));
+      calls.push(`takeReadAhead(${taken === null ? "none" : [held ? range(held) : "empty", ...more].join(", ")})`);
+      return taken === null ? null : { ...taken, lag: null };
+    },
     async validateBatch() {
       throw misuse("validateBatch is only for runs started before the validate-in-write patch");
     },
     async writeBatch(input) {
       writes.push(input);
       const held = input.fetched ? spool.get(input.fetched) : undefined;
+      const gone = input.fetched ? lost.get(input.fetched) : undefined;
+      if (gone) {
+        calls.push(`writeBatch(${range(gone)}): spool gone`);
+        throw ApplicationFailure.create({ type: "SpoolMissingError", message: `spool ${input.fetched} is not on this worker`, nonRetryable: true });
+      }
       if (!held) throw misuse(`writeBatch without a fetched batch: ${input.fetched}`);
       if (++writeCalls === options.loseSpoolAtWrite) {
         if (options.lostAfterCommit) commit(input, held);
         spool.delete(input.fetched!);
+        lost.set(input.fetched!, held);
         calls.push(`writeBatch(${range(held)}): spool lost`);
         throw ApplicationFailure.create({ type: "SpoolMissingError", message: `spool ${input.fetched} is not on this worker`, nonRetryable: true });
       }
@@ -150,6 +172,25 @@ function mockWorker(taskQueue: string, options: MockOptions) {
       calls.push(`writeBatch(${range(held)})`);
       if (!unacked.has(input.fetched!)) spool.delete(input.fetched!);
       return { batchId: store.batchId, totals: store.totals, batch, committedAt: new Date(0).toISOString(), outcome: "committed" };
+    },
+    async writeBatches(input) {
+      // As the runtime: each batch written then acknowledged; a failure of the first fails the
+      // call, a later one ends it with the batches committed so far.
+      writeBatchesCalls.push(input.batches.length);
+      const written = [];
+      let previous = input.previous;
+      for (const b of input.batches) {
+        try {
+          const result = await activities.writeBatch({ spec: input.spec, key: input.key, writerId: input.writerId, validated: null, fetched: b.fetched, previous, cursor: b.cursor });
+          if (input.ack && b.fetched) await activities.ackBatch({ spec: input.spec, spool: b.fetched });
+          written.push(result);
+          previous = { cursor: b.cursor, batchId: result.batchId, totals: result.totals };
+        } catch (err) {
+          if (written.length === 0) throw err;
+          break;
+        }
+      }
+      return { written };
     },
     async ackBatch(input) {
       const held = spool.get(input.spool);
@@ -159,7 +200,7 @@ function mockWorker(taskQueue: string, options: MockOptions) {
       spool.delete(input.spool);
     },
   };
-  return { activities, calls, fetches, writes, acked, store };
+  return { activities, calls, fetches, writes, acked, store, writeBatchesCalls };
 }
 
 /** A cursor source of `total` records read `batchSize` at a time; its cursor is `{ offset }`. */
@@ -243,14 +284,17 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "getWorkerQueue",
         "fetchBatch(0-3)",
         "writeBatch(0-3)",
+        // The worker was asked to read ahead; this one holds nothing, so the fetch goes through the server.
+        "takeReadAhead(none)",
         "fetchBatch(3-6)",
         "writeBatch(3-6): spool lost",
         // Resync: the store still has batch 1 only, so the same batch is fetched again, through
-        // the queue of whichever worker now runs the workflow.
+        // the queue of whichever worker now runs the workflow (never from a read-ahead).
         "openStream(1)",
         "getWorkerQueue",
         "fetchBatch(3-6)",
         "writeBatch(3-6)",
+        "takeReadAhead(none)",
         "fetchBatch(6-8, exhausted)",
         "writeBatch(6-8)",
       ]);
@@ -281,6 +325,7 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "getWorkerQueue",
         "fetchBatch(0-3)",
         "writeBatch(0-3)",
+        "takeReadAhead(none)",
         "fetchBatch(3-6)",
         "writeBatch(3-6): spool lost",
         // The store is a batch ahead of the workflow: it goes on after that batch.
@@ -302,6 +347,122 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         stoppedBy: "end",
         totals: { sourceCount: 8, goodCount: 7, badCount: 1 },
       });
+      expect(run.store).toMatchObject({ cursor: at(8), batchId: 3 });
+    });
+  });
+
+  describe("batches read ahead on the worker", () => {
+    /**
+     * The worker's read-ahead as takeReadAhead finds it, call by call: `2` hands over two batches
+     * (one and one more), `1` one, `0` none (null).
+     */
+    function readAhead(source: MockSource, served: number[]): MockOptions["ahead"] {
+      let call = 0;
+      return (input, hold) => {
+        const n = served[call++] ?? 0;
+        if (n === 0) return null;
+        const first = source(input, hold);
+        if (n === 1 || first.exhausted) return first;
+        const next = source({ ...input, cursor: first.cursor }, hold);
+        return { ...first, more: [{ spool: next.spool!, count: next.count, bytes: next.bytes, cursor: next.cursor, exhausted: next.exhausted }] };
+      };
+    }
+
+    it("takes them with a local activity, and fetches through the server when the worker holds none", async () => {
+      const source = cursorSource(14, 3);
+      const run = await runStream(streamInput("local-read-ahead"), { source, ahead: readAhead(source, [2, 0, 1]) });
+      expect(run.calls).toEqual([
+        "openStream(0)",
+        "getWorkerQueue",
+        "fetchBatch(0-3)",
+        "writeBatch(0-3)",
+        "takeReadAhead(3-6, 6-9)",
+        "writeBatch(3-6)",
+        "writeBatch(6-9)",
+        "takeReadAhead(none)",
+        "fetchBatch(9-12)",
+        "writeBatch(9-12)",
+        "takeReadAhead(12-14)",
+        "writeBatch(12-14)",
+      ]);
+      // Each fetch, local or not, asks from the committed position, with the drain's end.
+      expect(run.fetches.map((f) => f.cursor)).toEqual([null, at(9)]);
+      expect(run.writes.map((w) => [w.previous.batchId, w.cursor])).toEqual([
+        [0, at(3)],
+        [1, at(6)],
+        [2, at(9)],
+        [3, at(12)],
+        [4, at(14)],
+      ]);
+      // One writeBatches local activity per fetch writes all the batches it handed over.
+      expect(run.writeBatchesCalls).toEqual([1, 2, 1, 1]);
+      expect(run.result).toMatchObject({ batches: 5, sourceCount: 14, cursor: { offset: 14 }, stoppedBy: "end" });
+      expect(run.store).toMatchObject({ cursor: at(14), batchId: 5 });
+    });
+
+    it("goes through the server after localFetchesPerRoundTrip local fetches in a row (signals arrive with that workflow task)", async () => {
+      const source = cursorSource(15, 3);
+      const run = await runStream(streamInput("local-read-ahead-cap", { localFetchesPerRoundTrip: 2 }), {
+        source,
+        ahead: readAhead(source, [1, 1, 1, 1]),
+      });
+      expect(run.calls.filter((c) => !c.startsWith("writeBatch"))).toEqual([
+        "openStream(0)",
+        "getWorkerQueue",
+        "fetchBatch(0-3)",
+        "takeReadAhead(3-6)",
+        "takeReadAhead(6-9)",
+        "fetchBatch(9-12)",
+        "takeReadAhead(12-15)",
+      ]);
+      expect(run.store).toMatchObject({ cursor: at(15), batchId: 5 });
+    });
+
+    it("keeps the batches of one writeBatches committed before one that failed, and restarts from that one", async () => {
+      const source = cursorSource(12, 3);
+      const run = await runStream(streamInput("write-batches-partial"), { source, ahead: readAhead(source, [2, 0]), loseSpoolAtWrite: 3 });
+      expect(run.calls).toEqual([
+        "openStream(0)",
+        "getWorkerQueue",
+        "fetchBatch(0-3)",
+        "writeBatch(0-3)",
+        "takeReadAhead(3-6, 6-9)",
+        "writeBatch(3-6)",
+        // The second batch of the call fails: the call returns the first, committed; the next call
+        // starts with the failed one, whose failure then fails it (a lost worker here: resync).
+        "writeBatch(6-9): spool lost",
+        "writeBatch(6-9): spool gone",
+        "openStream(2)",
+        "getWorkerQueue",
+        "fetchBatch(6-9)",
+        "writeBatch(6-9)",
+        "takeReadAhead(none)",
+        "fetchBatch(9-12, exhausted)",
+        "writeBatch(9-12)",
+      ]);
+      expect(run.writeBatchesCalls).toEqual([1, 2, 1, 1, 1]);
+      expect(run.writes.filter((w) => w.fetched !== null).map((w) => w.previous.batchId)).toEqual([0, 1, 2, 2, 2, 3]);
+      expect(run.result).toMatchObject({ batches: 4, sourceCount: 12, cursor: { offset: 12 }, stoppedBy: "end" });
+      expect(run.store).toMatchObject({ cursor: at(12), batchId: 4 });
+    });
+
+    it("after a batch taken locally is lost with its worker, refetches it through the server", async () => {
+      const source = cursorSource(8, 3);
+      const run = await runStream(streamInput("local-read-ahead-lost"), { source, ahead: readAhead(source, [1, 1]), loseSpoolAtWrite: 2 });
+      expect(run.calls).toEqual([
+        "openStream(0)",
+        "getWorkerQueue",
+        "fetchBatch(0-3)",
+        "writeBatch(0-3)",
+        "takeReadAhead(3-6)",
+        "writeBatch(3-6): spool lost",
+        "openStream(1)",
+        "getWorkerQueue",
+        "fetchBatch(3-6)",
+        "writeBatch(3-6)",
+        "takeReadAhead(6-8)",
+        "writeBatch(6-8)",
+      ]);
       expect(run.store).toMatchObject({ cursor: at(8), batchId: 3 });
     });
   });
