@@ -74,6 +74,19 @@ interface Cell {
   drained: boolean;
 }
 
+/**
+ * What the stream has not consumed yet. A run of `available_now` may end before the end of what
+ * was produced — an SSE feed that stalled for `drainIdleMs` looks caught up, and Pub/Sub messages
+ * are published as the consumer goes — and a scheduled stream would simply run again: so does the
+ * harness, until nothing is left. Queues say what they still hold; cursor sources, whose totals
+ * are exact, what was produced minus what the checkpoint counts.
+ */
+async function remainingOf(c: Cell): Promise<number> {
+  if (c.loaded.remaining) return c.loaded.remaining();
+  const counted = (await loadCheckpoint(c.checkpoint, c.key))?.totals.sourceCount ?? 0;
+  return Math.max(0, c.data.items.length - counted);
+}
+
 function sinkArgs(c: Cell): string[] {
   return [c.contract, "--source", JSON.stringify(c.loaded.source), "--checkpoint", c.checkpoint, "--checkpoint-key", c.key, "--target-path", c.lake, "--batch-size", String(SINK_BATCH), "--max-wait-ms", "1000", "--mode", "available_now"];
 }
@@ -95,7 +108,7 @@ async function killSink(c: Cell, rand: () => number): Promise<number> {
     const committed = (await loadCheckpoint(c.checkpoint, c.key))?.batchId ?? 0;
     return Math.max(0, life.maxWritten - committed);
   }
-  if (life.exitCode === 0) c.drained = true;
+  if (life.exitCode === 0) c.drained = (await remainingOf(c)) === 0;
   else throw new Error(`${c.source}/sink: the consumer failed on its own (exit ${life.exitCode}):\n${life.output}`);
   return 0;
 }
@@ -107,10 +120,10 @@ async function drainSink(c: Cell): Promise<void> {
     if (life.exitCode !== 0) throw new Error(`${c.source}/sink: the final run failed (exit ${life.exitCode}):\n${life.output}`);
     // A queue run ends on an empty receive while a killed life's lease may still hide messages;
     // on a loaded machine an ack can also come after its lease lapsed, and the message returns.
-    const left = c.loaded.remaining ? await c.loaded.remaining() : 0;
+    const left = await remainingOf(c);
     if (left === 0) return;
     if (Date.now() > deadline) {
-      throw new Error(`${c.source}/sink: ${left} messages still unacknowledged after ${run} runs in ${QUEUE_DRAIN_MS / 60_000} min`);
+      throw new Error(`${c.source}/sink: ${left} records still unconsumed after ${run} runs in ${QUEUE_DRAIN_MS / 60_000} min`);
     }
     await delay(1000);
   }
@@ -130,7 +143,7 @@ async function startTemporalCells(cells: Cell[], temporal: TemporalServer): Prom
   for (const c of cells.filter((x) => x.runtime === "temporal")) {
     // Workers inherit this process's environment (a source's secret references resolve there).
     Object.assign(process.env, c.loaded.env);
-    c.temporal = await startTemporalCell(temporal.address, `chaos-${c.source}`, {
+    c.temporal = await startTemporalCell(temporal.address, `chaos-${c.source}`, () => remainingOf(c), {
       contract: c.contract,
       source: c.loaded.source as { type: string },
       mode: "available_now",
@@ -163,8 +176,11 @@ async function killLoop(cells: Cell[], kills: number, rand: () => number, log: (
     if (c.drained) continue;
     const before = c.kills;
     if (c.runtime === "sink") maxReplayed = Math.max(maxReplayed, await killSink(c, rand));
-    else if (await c.temporal!.killAfter(Math.floor(rand() * 3000))) c.kills++;
-    else c.drained = true;
+    else {
+      const outcome = await c.temporal!.killAfter(Math.floor(rand() * 3000));
+      if (outcome === "killed") c.kills++;
+      else if (outcome === "done") c.drained = true;
+    }
     spent += c.kills - before;
     if (c.kills > before) {
       const at = (await loadCheckpoint(c.checkpoint, c.key))?.totals.sourceCount ?? 0;
@@ -192,7 +208,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (temporal) await startTemporalCells(cells, temporal);
     const maxReplayed = await killLoop(cells, o.kills, rand, log);
     log("[chaos] kills spent; draining every stream");
-    for (const c of cells) await (c.runtime === "sink" ? drainSink(c) : c.temporal!.drain(c.loaded.remaining));
+    for (const c of cells) await (c.runtime === "sink" ? drainSink(c) : c.temporal!.drain());
     // A worker keeps the DuckDB lake open: stop them before the audit reads it.
     for (const c of cells) await c.temporal?.close();
     return await report(o, cells, maxReplayed);

@@ -14,41 +14,50 @@ import { spawnWorker } from "../../test/temporal/support.js";
 export const QUEUE_DRAIN_MS = 15 * 60_000;
 
 export interface TemporalCell {
-  /** Run a worker for `ms` (from when it polls), then SIGKILL it; false if the stream was already done. */
-  killAfter(ms: number): Promise<boolean>;
   /**
-   * Let the stream drain on a live worker; resolves when the workflow completed and, for a queue,
-   * `remaining` says nothing is left (else the stream is started again, as a schedule would).
+   * Run a worker for `ms` (from when it polls), then SIGKILL it: "killed", or "ended" if the run
+   * ended meanwhile, or "done" if the stream was done with nothing left. A run that ended with
+   * records left (an available_now run that looked caught up) is started again, as a schedule would.
    */
-  drain(remaining?: () => Promise<number>): Promise<void>;
+  killAfter(ms: number): Promise<"killed" | "ended" | "done">;
+  /** Let the stream drain on a live worker, starting it again while `remaining` says records are left. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startTemporalCell(address: string, taskQueue: string, input: StreamWorkflowInput): Promise<TemporalCell> {
+/** `remaining`: what the stream has not consumed yet (queue messages, or produced minus counted). */
+export async function startTemporalCell(address: string, taskQueue: string, remaining: () => Promise<number>, input: StreamWorkflowInput): Promise<TemporalCell> {
   const streams = await StreamClient.connect({ address, taskQueue });
   await streams.start(input);
   const key = input.checkpointKey!;
   let worker: ChildProcess | undefined;
   let closed = false;
   const done = async () => (await streams.handle(key).describe()).status.name !== "RUNNING";
+  /** Whether the stream is running (started again if it ended with records left). */
+  const running = async () => {
+    if (!(await done())) return true;
+    if ((await remaining()) === 0) return false;
+    await streams.start(input);
+    return true;
+  };
   return {
     killAfter: async (ms) => {
-      if (await done()) return false;
+      if (!(await running())) return "done";
       const w = (worker ??= await spawnWorker(address, taskQueue));
       await delay(ms);
-      if (await done()) return false;
+      if (await done()) return "ended";
       const exited = new Promise((r) => (w.exitCode !== null || w.signalCode !== null ? r(undefined) : w.once("exit", r)));
       w.kill("SIGKILL");
       await exited;
       worker = undefined;
-      return true;
+      return "killed";
     },
-    drain: async (remaining) => {
+    drain: async () => {
       worker ??= await spawnWorker(address, taskQueue);
       await streams.result(key);
       const deadline = Date.now() + QUEUE_DRAIN_MS;
-      for (let run = 0; remaining && (await remaining()) > 0; run++) {
-        if (Date.now() > deadline) throw new Error(`${key}: the queue still holds unacknowledged messages after ${run} runs in ${QUEUE_DRAIN_MS / 60_000} min`);
+      for (let run = 0; (await remaining()) > 0; run++) {
+        if (Date.now() > deadline) throw new Error(`${key}: records still unconsumed after ${run} runs in ${QUEUE_DRAIN_MS / 60_000} min`);
         await delay(1000);
         await streams.start(input);
         await streams.result(key);
