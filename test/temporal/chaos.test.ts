@@ -84,7 +84,7 @@ describe.skipIf(!temporal)("stream workflow under chaos", () => {
       // tasks, and one task may hold several fetches served by the worker (local activities).
       const committed = async () => {
         const store = new SQLiteCheckpointStore(input.checkpoint!);
-        return ((await store.load(key).finally(() => store.close()))?.batchId ?? 0) as number;
+        return ((await store.load(key).finally(() => store.close()))?.batchId ?? 0);
       };
       while (kills < KILLS) {
         const milestone = (kills + 1) * every;
