@@ -52,13 +52,6 @@ const quantiles = (values: number[]) => {
   return { p50: q(0.5), p90: q(0.9), sum: Math.round(v.reduce((a, b) => a + b, 0)) };
 };
 
-/**
- * Where a fetch cycle's time goes, from the event times of the history: `queued` (fetchBatch
- * scheduled → started on the worker: the server's hand-off and the worker's poll), `fetch`
- * (started → completed: waiting for the first batch), `toWorkflowTask` (completed → the workflow
- * task that receives the result started on the worker), `writes` (completed → the next fetch
- * scheduled: the workflow tasks that write and commit the batches handed over, as local activities).
- */
 /** Whether a history event is a takeReadAhead local activity that handed over batches (a fetch served by the worker). */
 export function localFetchServed(e: HistoryEvent): boolean {
   const marker = e.markerRecordedEventAttributes;
@@ -68,6 +61,13 @@ export function localFetchServed(e: HistoryEvent): boolean {
   return info?.activity_type === "takeReadAhead" && Boolean(decode(marker.details?.result?.payloads?.[0]?.data));
 }
 
+/**
+ * Where a fetch cycle's time goes, from the event times of the history: `queued` (fetchBatch
+ * scheduled → started on the worker: the server's hand-off and the worker's poll), `fetch`
+ * (started → completed: waiting for the first batch), `toWorkflowTask` (completed → the workflow
+ * task that receives the result started on the worker), `writes` (completed → the next fetch
+ * scheduled: the workflow tasks that write and commit the batches handed over, as local activities).
+ */
 class FetchCycles {
   /** Fetches through the server (fetchBatch activities). */
   fetches = 0;
