@@ -1,6 +1,6 @@
 /**
- * Exact JSON, both ways. The one JSON parse of record payloads, for every source that receives bytes or text (files,
- * queues, Kafka, SSE, WebSocket, webhook, HTTP polling).
+ * Exact JSON, both ways. The one JSON parse of record payloads, for every source that receives
+ * bytes or text (files, queues, Kafka, SSE, WebSocket, webhook, HTTP polling).
  *
  * JSON.parse rounds an integer beyond 2^53 to the nearest double: `9007199254740993` becomes
  * …992, and under merge that row overwrites another. Text that may hold such an integer (a run
@@ -95,12 +95,11 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
 
-/** The careful writer; `sortKeys` writes object keys in sorted order (canonical JSON). */
-export function writeJsonText(value: unknown, sortKeys: boolean): string | undefined {
-  return writeJson(value, sortKeys, []);
-}
-
-function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string | undefined {
+/**
+ * The careful writer; `sortKeys` writes object keys in sorted order (canonical JSON). `stack`
+ * holds the objects being written, for the cycle and depth checks.
+ */
+export function writeJsonText(value: unknown, sortKeys: boolean, stack: object[] = []): string | undefined {
   switch (typeof value) {
     case "string":
       return JSON.stringify(value);
@@ -126,19 +125,19 @@ function writeJson(value: unknown, sortKeys: boolean, stack: object[]): string |
       stack.push(value);
       try {
         // Inside the push: a toJSON that returns new objects each time still counts as depth.
-        if (typeof toJSON === "function") return writeJson((toJSON as () => unknown).call(value), sortKeys, stack);
+        if (typeof toJSON === "function") return writeJsonText((toJSON as () => unknown).call(value), sortKeys, stack);
         if (Array.isArray(value)) {
-          return `[${value.map((v) => writeJson(v, sortKeys, stack) ?? "null").join(",")}]`;
+          return `[${value.map((v) => writeJsonText(v, sortKeys, stack) ?? "null").join(",")}]`;
         }
         if (value instanceof Map) {
-          return writeJson(Object.fromEntries(value), sortKeys, stack);
+          return writeJsonText(Object.fromEntries(value), sortKeys, stack);
         }
-        if (value instanceof Set) return writeJson([...value], sortKeys, stack);
+        if (value instanceof Set) return writeJsonText([...value], sortKeys, stack);
         const keys = Object.keys(value);
         if (sortKeys) keys.sort();
         const parts: string[] = [];
         for (const k of keys) {
-          const text = writeJson((value as Record<string, unknown>)[k], sortKeys, stack);
+          const text = writeJsonText((value as Record<string, unknown>)[k], sortKeys, stack);
           if (text !== undefined) parts.push(`${JSON.stringify(k)}:${text}`);
         }
         return `{${parts.join(",")}}`;
