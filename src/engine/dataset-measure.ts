@@ -29,7 +29,8 @@ export function duckdbMeasure(d: DatasetPlan, good = `NOT ${BAD_COL}`): string {
 export function polarsMeasure(pl: Pl, good: PolarsModule.DataFrame, d: DatasetPlan): number | null {
   switch (d.rule.kind) {
     case "unique":
-      return good.select(...d.cols.map((n) => pl.col(n))).unique().height;
+      // Column names, not expressions: a select by name builds no expression (see polars.ts).
+      return good.select(...d.cols).unique().height;
     case "null_ratio":
       return Number(good.getColumn(d.cols[0]!).cast(pl.Int64).sum() ?? 0);
     case "row_count_between":

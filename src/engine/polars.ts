@@ -36,6 +36,14 @@ async function loadPolars(): Promise<Pl> {
 }
 
 class Compiler {
+  /**
+   * Expressions built so far, by their IR's JSON. A plan repeats subtrees (a field's coerced
+   * value feeds several checks) and nodejs-polars builds each expression wrapper with a few
+   * hundred closures: sharing the immutable expressions makes compiling a contract several
+   * times faster.
+   */
+  private readonly built = new Map<string, PExpr>();
+
   constructor(private readonly pl: Pl) {}
 
   private dtype(t: "utf8" | "int64" | "float64" | "bool"): PolarsModule.DataType {
@@ -55,6 +63,16 @@ class Compiler {
   }
 
   expr(e: Expr): PExpr {
+    const key = JSON.stringify(e, (_, v: unknown) => (typeof v === "bigint" ? { bigint: v.toString() } : v));
+    let built = this.built.get(key);
+    if (!built) {
+      built = this.build(e);
+      this.built.set(key, built);
+    }
+    return built;
+  }
+
+  private build(e: Expr): PExpr {
     const pl = this.pl;
     const c = (x: Expr): PExpr => this.expr(x);
     switch (e.op) {
@@ -195,6 +213,20 @@ interface Compiled {
   layers: PExpr[][];
   postLayers: PExpr[][];
   sqlQuery?: string;
+  /**
+   * The expressions that read the evaluated batch, built once: nodejs-polars builds each
+   * expression wrapper with a few hundred closures (~0.3 ms), so building them per batch cost
+   * more than a tenth of the engine's time (bench/validate.ts --engine polars).
+   */
+  read: {
+    /** A row that is written: not bad and, for keyed targets, not superseded by a later row of its key. */
+    written: PExpr;
+    superseded?: PExpr;
+    bad: PExpr;
+    badColumns: PExpr[];
+    /** One sum per check: how many rows failed it. */
+    counts: PExpr[];
+  };
 }
 
 export class PolarsEngine implements Engine {
@@ -308,7 +340,7 @@ export class PolarsEngine implements Engine {
         });
         return [...pre, cols].map((cs) => cs.map(([n, e]) => compiler.expr(e).alias(n)));
       });
-    c = { plan, compiler, layers: build(plan.layers), postLayers: build(plan.postLayers) };
+    c = { plan, compiler, layers: build(plan.layers), postLayers: build(plan.postLayers), read: this.readExprs(plan) };
     if (plan.sqlRules.length) {
       c.sqlQuery = `SELECT *, ${plan.sqlRules
         .map(([col, sql]) => `${sqlRule(sql)} AS ${quoteIdent(col)}`)
@@ -323,6 +355,17 @@ export class PolarsEngine implements Engine {
     }
     this.compiled.set(contract, c);
     return c;
+  }
+
+  private readExprs(plan: Plan): Compiled["read"] {
+    const pl = this.pl;
+    return {
+      written: plan.supersedeBy ? pl.col(BAD_COL).not().and(pl.col(SUPERSEDED_COL).not()) : pl.col(BAD_COL).not(),
+      ...(plan.supersedeBy ? { superseded: pl.col(SUPERSEDED_COL) } : {}),
+      bad: pl.col(BAD_COL),
+      badColumns: [pl.col("__ll_i"), pl.col(FAIL_COL)],
+      counts: plan.checks.map((ch) => pl.col(ch.flag).cast(pl.Int64).sum().alias(ch.flag)),
+    };
   }
 
   /** The batch with all plan columns computed (coercion, sql rules, flags). */
@@ -370,32 +413,30 @@ export class PolarsEngine implements Engine {
   }
 
   private run(c: Compiled, enc: EncodedBatch): EngineOutput {
-    const pl = this.pl;
     const plan = c.plan;
+    const read = c.read;
     const ev = this.evaluate(c, enc);
 
-    // Written rows: not bad and, for keyed targets, not superseded by a later row of their key.
-    const written = plan.supersedeBy ? pl.col(BAD_COL).not().and(pl.col(SUPERSEDED_COL).not()) : pl.col(BAD_COL).not();
-    const goodDf = ev.filter(written);
+    const goodDf = ev.filter(read.written);
     const goodCount = goodDf.height;
-    const superseded = plan.supersedeBy ? (ev.filter(pl.col(SUPERSEDED_COL)).getColumn("__ll_i").toArray() as number[]) : undefined;
+    const superseded = read.superseded ? (ev.filter(read.superseded).getColumn("__ll_i").toArray() as number[]) : undefined;
     const goodColumns = plan.outputColumns.map((name) => goodDf.getColumn(name).toArray() as unknown[]);
 
-    const badDf = ev.filter(pl.col(BAD_COL)).select(pl.col("__ll_i"), pl.col(FAIL_COL));
+    const badDf = ev.filter(read.bad).select(...read.badColumns);
     const positions = badDf.getColumn("__ll_i").toArray() as number[];
     const fails = badDf.getColumn(FAIL_COL).toArray() as Array<string | null>;
     const bad = positions.map((pos, i) => ({ pos, codes: (fails[i] ?? "").split(",").map(Number) }));
 
     let counts: number[] = [];
     if (plan.checks.length) {
-      const sums = ev.select(...plan.checks.map((ch) => pl.col(ch.flag).cast(pl.Int64).sum().alias(ch.flag)));
-      counts = plan.checks.map((ch) => Number(sums.getColumn(ch.flag).toArray()[0] ?? 0));
+      // One row read at once: a Series wrapper per check costs about as much as an expression.
+      counts = (ev.select(...read.counts).row(0) as Array<number | bigint | null>).map((n) => Number(n ?? 0));
     }
     // A measure that throws is reported as its rule failing; the rows stand.
     const datasetErrors: Array<string | undefined> = [];
     const dataset = plan.dataset.map((d, i) => {
       try {
-        return polarsMeasure(pl, goodDf, d);
+        return polarsMeasure(this.pl, goodDf, d);
       } catch (err) {
         datasetErrors[i] = engineMessage(err);
         return 0;
