@@ -35,6 +35,17 @@ async function loadPolars(): Promise<Pl> {
   }
 }
 
+/**
+ * An IR expression's identity for sharing built expressions: its JSON, with the values JSON
+ * would confuse spelt apart (a bigint, NaN, ±Infinity, -0 — JSON writes the last three as `null`
+ * and `0`). IR nodes are plain data, so an object in a value's place cannot come from the IR.
+ */
+export function exprKey(e: Expr): string {
+  return JSON.stringify(e, (_, v: unknown) =>
+    typeof v === "bigint" ? { bigint: v.toString() } : typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? { number: String(v) } : v,
+  );
+}
+
 class Compiler {
   /**
    * Expressions built so far, by their IR's JSON. A plan repeats subtrees (a field's coerced
@@ -63,7 +74,7 @@ class Compiler {
   }
 
   expr(e: Expr): PExpr {
-    const key = JSON.stringify(e, (_, v: unknown) => (typeof v === "bigint" ? { bigint: v.toString() } : v));
+    const key = exprKey(e);
     let built = this.built.get(key);
     if (!built) {
       built = this.build(e);
