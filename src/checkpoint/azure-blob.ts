@@ -75,10 +75,10 @@ class AzureBackend implements ObjectBackend {
     };
   }
 
-  async read(name: string): Promise<StoredObject | undefined> {
+  async read(name: string, signal?: AbortSignal): Promise<StoredObject | undefined> {
     const path = objectPath(this.prefix, name);
     try {
-      const res = await this.container.getBlockBlobClient(path).download(0);
+      const res = await this.container.getBlockBlobClient(path).download(0, undefined, { abortSignal: signal });
       const chunks: Buffer[] = [];
       for await (const chunk of res.readableStreamBody ?? []) chunks.push(chunk as Buffer);
       if (!res.etag) throw new Error("the service sent no ETag with the blob");
@@ -89,13 +89,14 @@ class AzureBackend implements ObjectBackend {
     }
   }
 
-  async write(name: string, bytes: Uint8Array, ifVersion: string): Promise<WriteOutcome> {
+  async write(name: string, bytes: Uint8Array, ifVersion: string, signal?: AbortSignal): Promise<WriteOutcome> {
     const path = objectPath(this.prefix, name);
     const conditions = ifVersion === ABSENT ? { ifNoneMatch: "*" } : { ifMatch: ifVersion };
     try {
       const out = await this.container.getBlockBlobClient(path).upload(bytes, bytes.length, {
         conditions,
         blobHTTPHeaders: { blobContentType: "application/json" },
+        abortSignal: signal,
       });
       if (!out.etag) throw new Error("the service sent no ETag for the written blob");
       return { version: out.etag };

@@ -19,12 +19,20 @@ export interface GcsLocationOptions {
  * Credentials: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's
  * login, the metadata server). With an endpoint override (an emulator) no credentials are sent.
  */
-export async function openGcsBackend(bucket: string, prefix: string, uri: string, options: GcsLocationOptions = {}): Promise<ObjectBackend> {
+export async function openGcsBackend(
+  bucket: string,
+  prefix: string,
+  uri: string,
+  options: GcsLocationOptions = {},
+  requestTimeoutMs?: number,
+): Promise<ObjectBackend> {
   const sdk = await loadPeer<GcsModule>("@google-cloud/storage", `The checkpoint location ${uri}`);
   const endpoint = withScheme(options.apiEndpoint ?? process.env.STORAGE_EMULATOR_HOST);
   const storage = new sdk.Storage({
     ...(endpoint === undefined ? {} : { apiEndpoint: endpoint }),
     ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
+    // Its own per-request timeout too: a write cannot take the store's abort signal.
+    ...(requestTimeoutMs === undefined ? {} : { timeout: requestTimeoutMs }),
   });
   // The Node SDK sends JSON-API calls to STORAGE_EMULATOR_HOST as given, without the
   // /storage/v1 root that emulators (and Google's other clients) expect; uploads already use
@@ -56,11 +64,13 @@ class GcsBackend implements ObjectBackend {
     };
   }
 
-  async read(name: string): Promise<StoredObject | undefined> {
+  async read(name: string, signal?: AbortSignal): Promise<StoredObject | undefined> {
     const path = objectPath(this.prefix, name);
     try {
       let generation: string | undefined;
       const stream = this.bucket.file(path).createReadStream();
+      // The SDK takes no abort signal: the deadline ends the download by destroying its stream.
+      signal?.addEventListener("abort", () => stream.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted")), { once: true });
       stream.on("response", (res: { headers?: Record<string, string | string[] | undefined> }) => {
         const g = res.headers?.["x-goog-generation"];
         generation = Array.isArray(g) ? g[0] : g;

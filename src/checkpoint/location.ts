@@ -3,7 +3,7 @@ import { ConfigError } from "../errors.js";
 import { openAzureBackend, type AzureLocationOptions } from "./azure-blob.js";
 import { openGcsBackend, type GcsLocationOptions } from "./gcs.js";
 import type { ObjectBackend } from "./object-backend.js";
-import { ObjectStoreCheckpointStore } from "./object-store.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, ObjectStoreCheckpointStore } from "./object-store.js";
 import { LocationError, parseLocation, SUPPORTED_LOCATIONS, type ObjectLocation, type ParsedLocation } from "./object-uri.js";
 import { openS3Backend, type S3LocationOptions } from "./s3.js";
 import { SQLiteCheckpointStore } from "./sqlite.js";
@@ -16,6 +16,11 @@ export { SUPPORTED_LOCATIONS } from "./object-uri.js";
  * cloud's SDK finds credentials and endpoints the way it always does (docs/checkpoints.md).
  */
 export interface CheckpointLocationOptions {
+  /**
+   * Deadline of each read and write of a checkpoint object, in milliseconds (default 30,000).
+   * One that expires fails the load or the commit as retriable (CHECKPOINT_STORE_UNAVAILABLE).
+   */
+  requestTimeoutMs?: number;
   s3?: S3LocationOptions;
   azure?: AzureLocationOptions;
   gcs?: GcsLocationOptions;
@@ -48,17 +53,22 @@ export async function openCheckpointLocation(location: string, options: Checkpoi
       return new SQLiteCheckpointStore(location);
     case "file":
       return new SQLiteCheckpointStore(fileURLToPath(parsed.path));
-    case "object":
-      return new ObjectStoreCheckpointStore(await openBackend(parsed.location, options));
+    case "object": {
+      const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+      if (!(Number.isFinite(requestTimeoutMs) && requestTimeoutMs > 0)) {
+        throw new ConfigError("checkpoint requestTimeoutMs", `expected a positive number of milliseconds; got ${String(requestTimeoutMs)}`);
+      }
+      return new ObjectStoreCheckpointStore(await openBackend(parsed.location, options, requestTimeoutMs), { requestTimeoutMs });
+    }
   }
 }
 
-function openBackend(loc: ObjectLocation, options: CheckpointLocationOptions): Promise<ObjectBackend> {
+function openBackend(loc: ObjectLocation, options: CheckpointLocationOptions, requestTimeoutMs: number): Promise<ObjectBackend> {
   switch (loc.cloud) {
     case "s3":
       return openS3Backend(loc.bucket, loc.prefix, loc.uri, options.s3);
     case "gcs":
-      return openGcsBackend(loc.bucket, loc.prefix, loc.uri, options.gcs);
+      return openGcsBackend(loc.bucket, loc.prefix, loc.uri, options.gcs, requestTimeoutMs);
     case "azure":
       return openAzureBackend(loc, options.azure);
   }

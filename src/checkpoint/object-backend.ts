@@ -22,10 +22,13 @@ export type WriteOutcome = { version: string } | "conflict";
 export interface ObjectBackend {
   /** The location as messages show it, e.g. `s3://bucket/prefix` (never a credential). */
   readonly location: string;
-  /** The object `name` (relative to the location's prefix), or undefined when there is none. */
-  read(name: string): Promise<StoredObject | undefined>;
+  /**
+   * The object `name` (relative to the location's prefix), or undefined when there is none.
+   * `signal` aborts the request (the store's deadline): the backend passes it to its SDK.
+   */
+  read(name: string, signal?: AbortSignal): Promise<StoredObject | undefined>;
   /** Conditional write: `ifVersion` is the version last read, or ABSENT. */
-  write(name: string, bytes: Uint8Array, ifVersion: IfVersion): Promise<WriteOutcome>;
+  write(name: string, bytes: Uint8Array, ifVersion: IfVersion, signal?: AbortSignal): Promise<WriteOutcome>;
   close(): Promise<void>;
 }
 

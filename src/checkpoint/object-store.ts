@@ -1,5 +1,5 @@
 import { decideCommit } from "./cas.js";
-import { ABSENT, type IfVersion, type ObjectBackend } from "./object-backend.js";
+import { ABSENT, type IfVersion, type ObjectBackend, type WriteOutcome } from "./object-backend.js";
 import { decodeRecord, encodeRecord } from "./object-record.js";
 import { CheckpointStoreError } from "./errors.js";
 import type { CheckpointRecord, CheckpointStore, CommitOutcome } from "./types.js";
@@ -15,6 +15,17 @@ interface Seen {
 const MAX_ROUNDS = 5;
 
 /**
+ * How long one read or write of a checkpoint object may take. Without a deadline a request to a
+ * server that accepted the connection and went silent waits forever — so would the stream.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+export interface ObjectStoreOptions {
+  /** Deadline of each read and write, in milliseconds (default DEFAULT_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
+}
+
+/**
  * Checkpoints as one small JSON object per key in S3, Azure Blob or GCS (object-record.ts), so a
  * fresh container resumes where the last one stopped.
  *
@@ -27,8 +38,14 @@ const MAX_ROUNDS = 5;
  */
 export class ObjectStoreCheckpointStore implements CheckpointStore {
   private readonly seen = new Map<string, Seen>();
+  private readonly timeoutMs: number;
 
-  constructor(private readonly backend: ObjectBackend) {}
+  constructor(
+    private readonly backend: ObjectBackend,
+    options: ObjectStoreOptions = {},
+  ) {
+    this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
 
   /** The location (e.g. `s3://bucket/prefix`): store objects over one location take turns per key. */
   get location(): string {
@@ -57,7 +74,7 @@ export class ObjectStoreCheckpointStore implements CheckpointStore {
       }
       if (outcome === "already-committed" && fresh) return outcome;
       if (outcome === "committed") {
-        const written = await this.backend.write(name, bytes, seen.version);
+        const written = await this.write(name, bytes, seen.version);
         if (written !== "conflict") {
           this.seen.set(record.key, { record: decodeRecord(bytes, record.key, this.location), version: written.version, bytes });
           return "committed";
@@ -86,7 +103,7 @@ export class ObjectStoreCheckpointStore implements CheckpointStore {
   async overwrite(record: CheckpointRecord): Promise<void> {
     const bytes = encodeRecord(record);
     const seen = await this.read(record.key);
-    const written = await this.backend.write(objectName(record.key), bytes, seen.version);
+    const written = await this.write(objectName(record.key), bytes, seen.version);
     if (written === "conflict") {
       throw new CheckpointStoreError(this.location, `writing "${record.key}": the checkpoint object changed while it was being replaced; nothing was written, try again`, {
         code: "CHECKPOINT_CONTENDED",
@@ -100,7 +117,7 @@ export class ObjectStoreCheckpointStore implements CheckpointStore {
   async pythonCheckpoint(key: string): Promise<Record<string, unknown> | undefined> {
     const name = pythonObjectName(key);
     if (name === objectName(key)) return undefined; // one name for both: that object is read as this store's own
-    const got = await this.backend.read(name);
+    const got = await this.withDeadline(`reading ${name}`, (signal) => this.backend.read(name, signal));
     if (!got) return undefined;
     try {
       const body: unknown = JSON.parse(new TextDecoder().decode(got.bytes));
@@ -123,12 +140,46 @@ export class ObjectStoreCheckpointStore implements CheckpointStore {
   }
 
   private async read(key: string): Promise<Seen> {
-    const got = await this.backend.read(objectName(key));
+    const name = objectName(key);
+    const got = await this.withDeadline(`reading ${name}`, (signal) => this.backend.read(name, signal));
     const seen: Seen = got
       ? { record: decodeRecord(got.bytes, key, this.location), version: got.version, bytes: got.bytes }
       : { record: undefined, version: ABSENT, bytes: undefined };
     this.seen.set(key, seen);
     return seen;
+  }
+
+  private write(name: string, bytes: Uint8Array, ifVersion: IfVersion): Promise<WriteOutcome> {
+    return this.withDeadline(`writing ${name}`, (signal) => this.backend.write(name, bytes, ifVersion, signal), true);
+  }
+
+  /**
+   * `call` with the request deadline: its signal aborts the SDK's request, and the call's
+   * promise is not waited for beyond the deadline (an SDK that ignores the signal, or retries on
+   * its own, cannot hold the stream). A write cut off may still land: the next commit's
+   * conditional write then finds the object moved, reads it, and recognises its own bytes.
+   */
+  private async withDeadline<T>(doing: string, call: (signal: AbortSignal) => Promise<T>, write = false): Promise<T> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const seconds = this.timeoutMs / 1000;
+        const err = new CheckpointStoreError(
+          this.location,
+          `${doing}: no answer within ${seconds} s (the store's request deadline). ` +
+            (write ? "The write may still land; a retry finds out which." : "Nothing was committed; a retry may succeed."),
+          { code: "CHECKPOINT_STORE_UNAVAILABLE", retriable: true },
+        );
+        controller.abort(err);
+        reject(err);
+      }, this.timeoutMs);
+    });
+    try {
+      return await Promise.race([call(controller.signal), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -52,10 +52,10 @@ class S3Backend implements ObjectBackend {
     };
   }
 
-  async read(name: string): Promise<StoredObject | undefined> {
+  async read(name: string, signal?: AbortSignal): Promise<StoredObject | undefined> {
     const Key = objectPath(this.prefix, name);
     try {
-      const out = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key }));
+      const out = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key }), { abortSignal: signal });
       const bytes = await out.Body!.transformToByteArray();
       if (!out.ETag) throw new Error("the server sent no ETag with the object");
       return { bytes, version: out.ETag };
@@ -65,12 +65,13 @@ class S3Backend implements ObjectBackend {
     }
   }
 
-  async write(name: string, bytes: Uint8Array, ifVersion: string): Promise<WriteOutcome> {
+  async write(name: string, bytes: Uint8Array, ifVersion: string, signal?: AbortSignal): Promise<WriteOutcome> {
     const Key = objectPath(this.prefix, name);
     const condition = ifVersion === ABSENT ? { IfNoneMatch: "*" } : { IfMatch: ifVersion };
     try {
       const out = await this.client.send(
         new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentType: "application/json", ...condition }),
+        { abortSignal: signal },
       );
       if (!out.ETag) throw new Error("the server sent no ETag for the written object");
       return { version: out.ETag };

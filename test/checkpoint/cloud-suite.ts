@@ -8,7 +8,8 @@ import { CheckpointStoreError } from "../../src/checkpoint/errors.js";
 import { openCheckpointLocation, type CheckpointLocationOptions } from "../../src/checkpoint/location.js";
 import { ABSENT, type ObjectBackend } from "../../src/checkpoint/object-backend.js";
 import { ObjectStoreCheckpointStore } from "../../src/checkpoint/object-store.js";
-import { checkpointStoreConformance } from "./conformance.js";
+import { silencingProxy } from "../support/silencing-proxy.js";
+import { checkpointStoreConformance, record } from "./conformance.js";
 
 export interface CloudUnderTest {
   name: string;
@@ -17,6 +18,9 @@ export interface CloudUnderTest {
   options: CheckpointLocationOptions;
   /** The raw backend for `uri`, to show the server's own precondition checks. */
   backend(uri: string): Promise<ObjectBackend>;
+  /** The emulator's address, and `options` with this cloud's requests sent to `endpoint` instead. */
+  endpoint: string;
+  through(endpoint: string): CheckpointLocationOptions;
 }
 
 let locations = 0;
@@ -58,6 +62,44 @@ export function cloudSuite(cloud: CloudUnderTest): void {
       expect((err as CheckpointStoreError).retriable).toBe(false);
       expect((err as Error).message).toContain("no-such-bucket");
       await store.close();
+    });
+  });
+
+  describe(`${cloud.name}: a server that stops answering`, () => {
+    it("fails a read and a write at the request deadline as retriable, and the commit lands on a retry", async () => {
+      const proxy = await silencingProxy(cloud.endpoint);
+      const uri = cloud.uri(`silent-${process.pid}-${++locations}`);
+      // Generous: the first commit goes through the proxy to the real emulator and must not expire.
+      const deadline = { ...cloud.through(proxy.endpoint), requestTimeoutMs: 3_000 };
+      try {
+        const store = await openCheckpointLocation(uri, deadline);
+        expect(await store.commit(record(1, { offset: 1n }))).toBe("committed");
+        proxy.silence();
+        const seen = proxy.connections();
+
+        const writeErr = await store.commit(record(2, { offset: 2n })).catch((e: unknown) => e);
+        expect(writeErr).toBeInstanceOf(CheckpointStoreError);
+        expect((writeErr as CheckpointStoreError).code).toBe("CHECKPOINT_STORE_UNAVAILABLE");
+        expect((writeErr as CheckpointStoreError).retriable).toBe(true);
+        expect((writeErr as Error).message).toMatch(/writing .*no answer within 3 s.*may still land/);
+
+        const fresh = await openCheckpointLocation(uri, deadline);
+        const readErr = await fresh.load("orders").catch((e: unknown) => e);
+        expect((readErr as CheckpointStoreError).code).toBe("CHECKPOINT_STORE_UNAVAILABLE");
+        expect((readErr as Error).message).toMatch(/reading .*no answer within 3 s/);
+        // The requests did reach the silent proxy: the deadline, not a refused connection, ended them.
+        expect(proxy.connections()).toBeGreaterThan(seen);
+        await Promise.all([store.close(), fresh.close()]);
+
+        // Straight to the emulator: batch 2 never landed, and the retried commit does.
+        const direct = await openCheckpointLocation(uri, cloud.options);
+        expect((await direct.load("orders"))?.batchId).toBe(1);
+        expect(await direct.commit(record(2, { offset: 2n }))).toBe("committed");
+        expect((await direct.load("orders"))?.cursor).toEqual({ offset: 2n });
+        await direct.close();
+      } finally {
+        await proxy.stop();
+      }
     });
   });
 }

@@ -50,6 +50,13 @@ describe("checkpoint locations that are URIs", () => {
     },
   );
 
+  it.each([0, -1, Number.NaN, Infinity])("refuses a request deadline of %s ms with a ConfigError naming the option", async (requestTimeoutMs) => {
+    const err = await openCheckpointLocation("s3://bucket/ckpt", { requestTimeoutMs }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).option).toBe("checkpoint requestTimeoutMs");
+    expect((err as Error).message).toContain("positive number of milliseconds");
+  });
+
   it("says how to name a local file with a colon in it", () => {
     expect(checkpointLocationProblem("ftp://x")).toContain('"./name"');
     expect(checkpointLocationProblem("./odd:name.sqlite")).toBeUndefined();

@@ -25,6 +25,10 @@ describe.skipIf(!azurite)("Azure Blob checkpoint location on Azurite", () => {
       if (parsed.kind !== "object" || parsed.location.cloud !== "azure") throw new Error(uri);
       return openAzureBackend(parsed.location, { connectionString: azurite!.connectionString });
     },
+    endpoint: azurite?.endpoint ?? "",
+    through: (endpoint) => ({
+      azure: { connectionString: (azurite?.connectionString ?? "").replace(/BlobEndpoint=[^;]+/, `BlobEndpoint=${endpoint}/${AZURITE_ACCOUNT}`) },
+    }),
   });
 
   it("takes the connection string from AZURE_STORAGE_CONNECTION_STRING, and reads the same blob through every URL form", async () => {

@@ -20,6 +20,8 @@ describe.skipIf(!gcs)("GCS checkpoint location on fake-gcs-server", () => {
       const [, bucket = "", prefix = ""] = /^gs:\/\/([^/]+)\/?(.*)$/.exec(uri) ?? [];
       return openGcsBackend(bucket, prefix, uri, { apiEndpoint: gcs!.endpoint });
     },
+    endpoint: gcs?.endpoint ?? "",
+    through: (apiEndpoint) => ({ gcs: { apiEndpoint } }),
   });
 
   it("takes the emulator from STORAGE_EMULATOR_HOST, in the host:port form Google's other clients accept", async () => {

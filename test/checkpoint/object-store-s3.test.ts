@@ -38,6 +38,8 @@ describe.skipIf(!s3)("S3 checkpoint location on moto", () => {
       const [, bucket = "", prefix = ""] = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri) ?? [];
       return openS3Backend(bucket, prefix, uri);
     },
+    endpoint: s3?.endpoint ?? "",
+    through: (endpoint) => ({ s3: { endpoint } }),
   });
 
   it("takes the endpoint from an option as well, and writes <prefix>/<key>.json", async () => {
