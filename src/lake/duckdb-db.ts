@@ -65,11 +65,17 @@ const INSTANCE_SETTINGS: ReadonlyArray<{
   },
 ];
 
+/** A variable's value; set but empty counts as unset, as for LAKELOGIC_MEMORY_PROFILE. */
+function envValue(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
 function instanceOptions(): Record<string, string> {
   const profile = memoryProfile();
   const options: Record<string, string> = {};
   for (const s of INSTANCE_SETTINGS) {
-    const value = process.env[s.env] ?? s.fallback[profile];
+    const value = envValue(s.env) ?? s.fallback[profile];
     if (value !== undefined) options[s.setting] = value;
   }
   return options;
@@ -78,7 +84,7 @@ function instanceOptions(): Record<string, string> {
 /** The environment variable whose value DuckDB refuses, as a ConfigError; undefined if none does. */
 async function refusedSetting(): Promise<ConfigError | undefined> {
   for (const s of INSTANCE_SETTINGS) {
-    const value = process.env[s.env];
+    const value = envValue(s.env);
     if (value === undefined) continue;
     try {
       await DuckDBInstance.create(":memory:", { [s.setting]: value });

@@ -58,6 +58,13 @@ describe("DuckDB settings from the environment", () => {
     expect(await settingsOf(freshPath())).toEqual({ memory: "96.0 MiB", checkpoint: "16.0 MiB", threads: "1" });
   });
 
+  it("takes a variable that is set but empty as unset (the default applies)", async () => {
+    for (const v of VARS) process.env[v] = "";
+    const settings = await settingsOf(freshPath());
+    expect(settings.memory).toBe("122.0 MiB"); // 128MB
+    expect(settings.checkpoint).toBe("61.0 MiB"); // 64MB
+  });
+
   it("takes its defaults from the lean memory profile, explicit variables still winning", async () => {
     for (const v of VARS) delete process.env[v];
     process.env["LAKELOGIC_MEMORY_PROFILE"] = "lean";
