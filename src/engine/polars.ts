@@ -265,7 +265,7 @@ export class PolarsEngine implements Engine {
     if (enc.n === 0) return assemble(records, c.plan, enc, emptyOutput(c.plan));
     let out: EngineOutput;
     try {
-      out = this.run(c, enc);
+      out = await this.run(c, enc);
     } catch (err) {
       // A rule that throws on some value: set those rows aside rather than fail the batch
       // (which a retry would fail the same way). Anything else is thrown as before.
@@ -275,7 +275,7 @@ export class PolarsEngine implements Engine {
       const restEnc = encodeBatch(rest, c.plan);
       let restOut: EngineOutput;
       try {
-        restOut = restEnc.n === 0 ? emptyOutput(c.plan) : this.run(c, restEnc);
+        restOut = restEnc.n === 0 ? emptyOutput(c.plan) : await this.run(c, restEnc);
       } catch {
         throw err;
       }
@@ -360,7 +360,7 @@ export class PolarsEngine implements Engine {
     // Polars compiles SQL and regexes when a frame runs: run one row now, so a bad rule
     // fails here with its id rather than in the middle of a stream.
     try {
-      this.evaluate(c, dryRunBatch(plan));
+      this.evaluation(c, dryRunBatch(plan)).collectSync();
     } catch (err) {
       throw this.diagnose(c, err);
     }
@@ -379,13 +379,13 @@ export class PolarsEngine implements Engine {
     };
   }
 
-  /** The batch with all plan columns computed (coercion, sql rules, flags). */
-  private evaluate(c: Compiled, enc: EncodedBatch): DataFrame {
+  /** The batch with all plan columns computed (coercion, sql rules, flags), as a plan to run. */
+  private evaluation(c: Compiled, enc: EncodedBatch): LazyFrame {
     const pl = this.pl;
     let lf = this.typed(c, enc);
     if (c.sqlQuery) lf = pl.SQLContext({ batch: lf }).execute(c.sqlQuery, { eager: false }) as LazyFrame;
     for (const exprs of c.postLayers) lf = lf.withColumns(...exprs);
-    return lf.collectSync();
+    return lf;
   }
 
   /** The batch's columns through coercion: what sql rules see. */
@@ -423,10 +423,12 @@ export class PolarsEngine implements Engine {
     return new ConfigError("contract", `cannot be evaluated on polars: ${(err as Error).message}`, { cause: err });
   }
 
-  private run(c: Compiled, enc: EncodedBatch): EngineOutput {
+  private async run(c: Compiled, enc: EncodedBatch): Promise<EngineOutput> {
     const plan = c.plan;
     const read = c.read;
-    const ev = this.evaluate(c, enc);
+    // On Polars' own threads: the JavaScript thread meanwhile reads and encodes the next batch
+    // and continues the lake's write of the previous one (collectSync held it for the whole run).
+    const ev = await this.evaluation(c, enc).collect();
 
     const goodDf = ev.filter(read.written);
     const goodCount = goodDf.height;
