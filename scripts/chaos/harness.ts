@@ -203,12 +203,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const perCell = Math.ceil(o.kills / Math.max(1, o.sources.length * o.runtimes.length));
     // Up to ~500 records of progress per kill (measured): enough that kills, not data, run out.
     // A Temporal worker commits faster once warm, and a life of up to 3 s moves it further.
-    const keysFor = (r: Runtime) => o.keys ?? 500 + (r === "sink" ? 300 : 600) * perCell;
-    for (const s of o.sources) for (const r of o.runtimes) cells.push(await makeCell(s, r, drivers.get(s)!, keysFor(r), root));
+    const keysFor = (r: Runtime, d: SourceDriver) => o.keys ?? 500 + (d.pacedRecordsPerKill ?? (r === "sink" ? 300 : 600)) * perCell;
+    for (const s of o.sources) for (const r of o.runtimes) cells.push(await makeCell(s, r, drivers.get(s)!, keysFor(r, drivers.get(s)!), root));
     if (temporal) await startTemporalCells(cells, temporal);
     const maxReplayed = await killLoop(cells, o.kills, rand, log);
     log("[chaos] kills spent; draining every stream");
-    for (const c of cells) await (c.runtime === "sink" ? drainSink(c) : c.temporal!.drain());
+    // All at once: a stream waiting for its turn lets its Pub/Sub messages expire in the fake
+    // (10 minutes unconsumed, see more-sources.ts), which one drain after the other did.
+    await Promise.all(cells.map((c) => (c.runtime === "sink" ? drainSink(c) : c.temporal!.drain())));
     // A worker keeps the DuckDB lake open: stop them before the audit reads it.
     for (const c of cells) await c.temporal?.close();
     return await report(o, cells, maxReplayed);

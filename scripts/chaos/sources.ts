@@ -29,6 +29,11 @@ export interface SourceDriver {
   kind: SourceKind;
   /** Whether payloads are text (so decode and type poison can be produced). */
   text: boolean;
+  /**
+   * Records a stream of this source gets through per kill, at most, when its delivery is paced
+   * (Pub/Sub); the stream's dataset is sized by it so that its drain stays short.
+   */
+  pacedRecordsPerKill?: number;
   load(name: string, dir: string, data: Dataset): Promise<LoadedStream>;
   stop(): Promise<void>;
 }
