@@ -226,7 +226,7 @@ interface Compiled {
   sqlQuery?: string;
   /**
    * The expressions that read the evaluated batch, built once: nodejs-polars builds each
-   * expression wrapper with a few hundred closures (~0.3 ms), so building them per batch cost
+   * expression wrapper with a few hundred closures (about 1 ms), so building them per batch cost
    * more than a tenth of the engine's time (bench/validate.ts --engine polars).
    */
   read: {
