@@ -204,7 +204,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // Up to ~500 records of progress per kill (measured): enough that kills, not data, run out.
     // A Temporal worker commits faster once warm, and a life of up to 3 s moves it further.
     const keysFor = (r: Runtime, d: SourceDriver) => o.keys ?? 500 + (d.pacedRecordsPerKill ?? (r === "sink" ? 300 : 600)) * perCell;
-    for (const s of o.sources) for (const r of o.runtimes) cells.push(await makeCell(s, r, drivers.get(s)!, keysFor(r, drivers.get(s)!), root));
+    for (const s of o.sources) {
+      const d = drivers.get(s)!;
+      for (const r of o.runtimes) cells.push(await makeCell(s, r, d, keysFor(r, d), root));
+    }
     if (temporal) await startTemporalCells(cells, temporal);
     const maxReplayed = await killLoop(cells, o.kills, rand, log);
     log("[chaos] kills spent; draining every stream");

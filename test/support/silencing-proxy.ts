@@ -28,12 +28,12 @@ export async function silencingProxy(upstream: string): Promise<SilencingProxy> 
     accepted++;
     track(client);
     if (silent) return;
-    const server = connect(Number(target.port), target.hostname);
-    track(server);
-    client.on("data", (d) => void (silent || server.write(d)));
-    server.on("data", (d) => void (silent || client.write(d)));
-    client.on("end", () => silent || server.end());
-    server.on("end", () => silent || client.end());
+    const origin = connect(Number(target.port), target.hostname);
+    track(origin);
+    client.on("data", (d) => void (silent || origin.write(d)));
+    origin.on("data", (d) => void (silent || client.write(d)));
+    client.on("end", () => silent || origin.end());
+    origin.on("end", () => silent || client.end());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
