@@ -4,8 +4,15 @@
 # proxy only, into a cache directory, once; print the binary's path on stdout (the only thing
 # printed there; progress goes to stderr).
 #
-# Idempotent: the cache is keyed by a hash of scripts/pstest/{go.mod,go.sum,main.go}, so a build
-# is reused until those change. Tests start the fake themselves (127.0.0.1, a free port;
+# One change to the fake: it keeps a message that is not outstanding for 7 days after its
+# publication, as the real service does by default, instead of pstest's 10 minutes (a constant,
+# `retentionDuration` in pstest/fake.go). A consumer that is killed again and again (the chaos
+# harness) can take longer than 10 minutes to get through its backlog, and the fake would then
+# delete messages that were never acknowledged. The module is copied from the module cache, that
+# one constant is rewritten, and the wrapper is built against the copy (a `replace` directive).
+#
+# Idempotent: the cache is keyed by a hash of scripts/pstest/{go.mod,go.sum,main.go} and of this
+# script, so a build is reused until those change. Tests start the fake themselves (127.0.0.1, a free port;
 # test/support/pubsub.ts); this script never starts it.
 #
 # Usage:  PSTEST="$(bash scripts/provision-pubsub.sh)"
@@ -20,7 +27,7 @@ CACHE="${LAKELOGIC_CACHE:-$HOME/.cache/lakelogic}"
 command -v go >/dev/null 2>&1 || { log "the Go toolchain (go) is required to build the Pub/Sub fake"; exit 1; }
 command -v sha256sum >/dev/null 2>&1 || { log "sha256sum is required"; exit 1; }
 
-key="$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/main.go" | sha256sum | cut -c1-16)"
+key="$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/main.go" "$0" | sha256sum | cut -c1-16)"
 DIR="$CACHE/pstest-$key"
 BIN="$DIR/pstest"
 
@@ -43,8 +50,21 @@ fi
 
 log "building cloud.google.com/go/pubsub/v2/pstest ($(go version | cut -d' ' -f3))"
 started=$SECONDS
+MODULE=cloud.google.com/go/pubsub/v2
+BUILD="$DIR/build"
+rm -rf "$BUILD" && mkdir -p "$BUILD"
+cp "$SRC/go.mod" "$SRC/go.sum" "$SRC/main.go" "$BUILD/"
+# The pinned module version, downloaded (and checked against go.sum) by the Go toolchain.
+moddir="$(cd "$BUILD" && GOFLAGS=-mod=readonly go mod download -json "$MODULE" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+[[ -n "$moddir" && -f "$moddir/pstest/fake.go" ]] || { log "could not locate $MODULE in the module cache"; exit 1; }
+cp -R "$moddir" "$BUILD/pubsub" && chmod -R u+w "$BUILD/pubsub"
+sed -i 's/^const retentionDuration = 10 \* time\.Minute$/const retentionDuration = 7 * 24 * time.Hour/' "$BUILD/pubsub/pstest/fake.go"
+grep -q '^const retentionDuration = 7 \* 24 \* time\.Hour$' "$BUILD/pubsub/pstest/fake.go" \
+  || { log "pstest/fake.go no longer declares retentionDuration as expected; update this script"; exit 1; }
+(cd "$BUILD" && go mod edit -replace "$MODULE=./pubsub") >&2
 # -mod=readonly: go.mod/go.sum are the pinned versions; the build never edits them.
-(cd "$SRC" && GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -o "$BIN.partial" .) >&2
+(cd "$BUILD" && GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -o "$BIN.partial" .) >&2
+rm -rf "$BUILD"
 mv "$BIN.partial" "$BIN"
 touch "$DIR/.complete"
 log "Pub/Sub fake ready in $((SECONDS - started))s"
