@@ -211,8 +211,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (temporal) await startTemporalCells(cells, temporal);
     const maxReplayed = await killLoop(cells, o.kills, rand, log);
     log("[chaos] kills spent; draining every stream");
-    // All at once: a stream waiting for its turn lets its Pub/Sub messages expire in the fake
-    // (10 minutes unconsumed, see more-sources.ts), which one drain after the other did.
+    // All at once: the drain takes as long as the slowest stream, not the sum of them.
     await Promise.all(cells.map((c) => (c.runtime === "sink" ? drainSink(c) : c.temporal!.drain())));
     // A worker keeps the DuckDB lake open: stop them before the audit reads it.
     for (const c of cells) await c.temporal?.close();

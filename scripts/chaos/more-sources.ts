@@ -83,11 +83,11 @@ export async function sqsDriver(): Promise<SourceDriver> {
 }
 
 /**
- * pstest deletes a message that no consumer took within 10 minutes of its publication (the fake's
- * constant `retentionDuration`; the real service keeps them 7 days by default), and a long chaos
- * run lasts longer than that. So the messages are published as the consumer goes, as a live
- * producer would: never more than FEED_AHEAD of them waiting for their first delivery — fewer
- * than a consumer killed over and over takes in 10 minutes.
+ * Messages are published as the consumer goes, as a live producer would: never more than
+ * FEED_AHEAD of them waiting for their first delivery, so a stream's dataset is sized by what
+ * its consumer gets through (pacedRecordsPerKill) and its final drain stays short. (The fake is
+ * built with the real service's 7-day retention, scripts/provision-pubsub.sh: pstest's own
+ * 10 minutes would delete messages a consumer killed over and over has not reached yet.)
  */
 const FEED_AHEAD = 300;
 const FEED_EVERY_MS = 2000;
