@@ -51,11 +51,12 @@ describe("DuckDB settings from the environment", () => {
     const defaults = await settingsOf(freshPath());
     expect(defaults.memory).toBe("122.0 MiB"); // 128MB
     expect(defaults.checkpoint).toBe("61.0 MiB"); // 64MB
+    expect(defaults.threads).toBe("1");
 
     process.env["LAKELOGIC_DUCKDB_MEMORY_LIMIT"] = "96MiB";
     process.env["LAKELOGIC_DUCKDB_CHECKPOINT_THRESHOLD"] = "16MiB";
-    process.env["LAKELOGIC_DUCKDB_THREADS"] = "1";
-    expect(await settingsOf(freshPath())).toEqual({ memory: "96.0 MiB", checkpoint: "16.0 MiB", threads: "1" });
+    process.env["LAKELOGIC_DUCKDB_THREADS"] = "2";
+    expect(await settingsOf(freshPath())).toEqual({ memory: "96.0 MiB", checkpoint: "16.0 MiB", threads: "2" });
   });
 
   it("takes a variable that is set but empty as unset (the default applies)", async () => {
