@@ -27,7 +27,7 @@ CACHE="${LAKELOGIC_CACHE:-$HOME/.cache/lakelogic}"
 command -v go >/dev/null 2>&1 || { log "the Go toolchain (go) is required to build the Pub/Sub fake"; exit 1; }
 command -v sha256sum >/dev/null 2>&1 || { log "sha256sum is required"; exit 1; }
 
-key="$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/main.go" "$0" | sha256sum | cut -c1-16)"
+key="$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/main.go" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)"
 DIR="$CACHE/pstest-$key"
 BIN="$DIR/pstest"
 
