@@ -111,6 +111,9 @@ export function toSql(e: Expr): string {
   throw new Error(`unreachable: ${(e as { op: string }).op}`);
 }
 
+/** The post layer that flags superseded rows (plan.ts, supersedeLayer). */
+const isSupersedeLayer = (layer: Layer): boolean => layer.columns.length === 1 && layer.columns[0]![0] === SUPERSEDED_COL;
+
 const layerSql = (from: string, layer: Layer): string =>
   `SELECT *, ${layer.columns.map(([n, e]) => `${toSql(e)} AS ${quoteIdent(n)}`).join(", ")} FROM ${from}`;
 
@@ -169,8 +172,10 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
     const from = `s${plan.layers.length}`;
     return `WITH ${ctes.join(",\n")}\n` + `SELECT ${rule} FROM ${from}`;
   }
+  // The superseded flag (plan.ts, supersedeLayer) is computed by evaluatedBatch, not as a layer.
+  const supersede = plan.postLayers.find(isSupersedeLayer);
   // The failure list is spelt only for bad rows (below), not computed for every row.
-  const post = plan.postLayers.map((l) => ({ columns: l.columns.filter(([n]) => n !== FAIL_COL) }));
+  const post = plan.postLayers.filter((l) => l !== supersede).map((l) => ({ columns: l.columns.filter(([n]) => n !== FAIL_COL) }));
   const failExpr = plan.postLayers.flatMap((l) => l.columns).find(([n]) => n === FAIL_COL)?.[1];
   const layers: Layer[] = [
     ...plan.layers,
@@ -183,11 +188,8 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
   const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.name)]);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
   plan.primaryKeyCols?.forEach((c) => keep.add(c));
-  // The superseded flag is a window, after which DuckDB may hand rows over in another order:
-  // sorted back here, so that good rows and bad rows keep arrival order (only keyed targets pay).
-  if (plan.supersedeBy) keep.add(SUPERSEDED_COL);
-  const order = plan.supersedeBy ? " ORDER BY __ll_i" : "";
-  ctes.push(`ev AS MATERIALIZED (SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length}${order})`);
+  if (supersede && plan.supersedeBy) plan.supersedeBy.forEach((c) => keep.add(c));
+  ctes.push(...evaluatedBatch(`SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length}`, supersede ? plan.supersedeBy : undefined));
   /** A row that is written: not bad, not superseded. */
   const good = goodRowSql(plan);
 
@@ -245,6 +247,24 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
     `${head}SELECT ${typed.join(", ")} FROM ev WHERE ${good}\n` +
     `UNION ALL SELECT ${typed.map((_, i) => (i === at ? meta : "NULL")).join(", ")}`
   );
+}
+
+/**
+ * The `ev` CTE: the evaluated batch, materialised once. With `supersedeBy`, plus the superseded
+ * flag: a good row that is not the last good row of its key (the plan's `lastInGroup`, with bad
+ * rows a partition of their own). Computed as the last position per key (a hash aggregate) and
+ * an anti-join rather than the layer's window: measured, the window took a third of a keyed
+ * batch's statement; this takes a few milliseconds per 10,000 rows. The join may hand rows over
+ * in another order: sorted back, so that good and bad rows keep arrival order.
+ */
+function evaluatedBatch(kept: string, supersedeBy: readonly string[] | undefined): string[] {
+  if (!supersedeBy) return [`ev AS MATERIALIZED (${kept})`];
+  const keys = supersedeBy.map(quoteIdent).join(", ");
+  const last = `SELECT max(__ll_i) FROM sk WHERE NOT ${BAD_COL} GROUP BY ${keys}`;
+  return [
+    `sk AS MATERIALIZED (${kept})`,
+    `ev AS MATERIALIZED (SELECT *, (NOT ${BAD_COL} AND __ll_i NOT IN (${last})) AS ${quoteIdent(SUPERSEDED_COL)} FROM sk ORDER BY __ll_i)`,
+  ];
 }
 
 /** SQL that is true on a row that is written: not bad, and (keyed targets) not superseded. */
