@@ -172,10 +172,9 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
     const from = `s${plan.layers.length}`;
     return `WITH ${ctes.join(",\n")}\n` + `SELECT ${rule} FROM ${from}`;
   }
-  // The superseded flag (plan.ts, supersedeLayer) is computed by evaluatedBatch, not as a layer.
-  const supersede = plan.postLayers.find(isSupersedeLayer);
-  // The failure list is spelt only for bad rows (below), not computed for every row.
-  const post = plan.postLayers.filter((l) => l !== supersede).map((l) => ({ columns: l.columns.filter(([n]) => n !== FAIL_COL) }));
+  // The failure list is spelt only for bad rows (below), not computed for every row. The
+  // superseded flag's layer (plan.ts, supersedeLayer) is left out: evaluatedBatch computes it.
+  const post = plan.postLayers.filter((l) => !isSupersedeLayer(l)).map((l) => ({ columns: l.columns.filter(([n]) => n !== FAIL_COL) }));
   const failExpr = plan.postLayers.flatMap((l) => l.columns).find(([n]) => n === FAIL_COL)?.[1];
   const layers: Layer[] = [
     ...plan.layers,
@@ -188,8 +187,8 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
   const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputs.map((o) => o.field.name)]);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
   plan.primaryKeyCols?.forEach((c) => keep.add(c));
-  if (supersede && plan.supersedeBy) plan.supersedeBy.forEach((c) => keep.add(c));
-  ctes.push(...evaluatedBatch(`SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length}`, supersede ? plan.supersedeBy : undefined));
+  plan.supersedeBy?.forEach((c) => keep.add(c));
+  ctes.push(...evaluatedBatch(`SELECT ${[...keep].map(quoteIdent).join(", ")} FROM s${layers.length}`, plan.supersedeBy));
   /** A row that is written: not bad, not superseded. */
   const good = goodRowSql(plan);
 
