@@ -242,6 +242,8 @@ export function buildStatement(plan: Plan, options: StatementOptions = {}): stri
   const typed = plan.outputs.map((o) => quoteIdent(o.field.name));
   const at = summaryColumn(plan);
   if (at === typed.length) typed.push("CAST(NULL AS VARCHAR)");
+  // Last, the row-number slot of GoodColumns: the position, a flat non-NULL BIGINT vector.
+  typed.push("CAST(__ll_i AS BIGINT)");
   return (
     `${head}SELECT ${typed.join(", ")} FROM ev WHERE ${good}\n` +
     `UNION ALL SELECT ${typed.map((_, i) => (i === at ? meta : "NULL")).join(", ")}`

@@ -53,7 +53,12 @@ export interface GoodColumns {
    * row keeps: NULL on every row (GoodColumns are only given when no good row has such keys).
    */
   extraColumn: boolean;
-  /** Chunks of at most DuckDB's vector size; their row counts add up to `count`. */
+  /**
+   * Chunks of at most DuckDB's vector size; their row counts add up to `count`. After the fields
+   * (and the extra column) each has one more: a flat, non-NULL BIGINT vector, the row's position
+   * in the batch. It is a slot for the reader to overwrite: the lake writes each row's sequence
+   * number there and appends the chunks to its table as they are (src/lake/row-seq.ts).
+   */
   chunks: readonly DuckDBDataChunk[];
   /**
    * Over the contract's primary key (`fields`), when it has one: no two rows share a key (NULL

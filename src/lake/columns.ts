@@ -120,6 +120,8 @@ export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, 
   const extra = plans.length > 0 && plans[plans.length - 1]!.name === EXTRA_COLUMN;
   if (extra !== good.extraColumn || fields.length !== plans.length - (extra ? 1 : 0)) return false;
   if (fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) return false;
+  // The table's columns, then the row slot the writer numbers (GoodColumns.chunks).
+  if (good.chunks.some((c) => c.columnCount !== plans.length + 1)) return false;
   if (keyPlans === undefined || keyPlans.length === 0) return true;
   const keys = good.keys;
   return (

@@ -24,7 +24,7 @@ export interface Statements {
   truncate: DuckDBPreparedStatement;
   /** $1 the batch document (spelt from the rows), $2 the last row sequence number taken: insert its rows. */
   insert: DuckDBPreparedStatement;
-  /** $1 the last row sequence number taken: fill the table from the staging table (GoodColumns). */
+  /** Fill the table from the staging table (GoodColumns, their row slot numbered). */
   insertFromStage: string;
   /** Merge: delete the batch's keys (see MergeDeletes). */
   deleteKeys?: MergeDeletes;
@@ -44,14 +44,14 @@ export async function prepareStatements(
   const table = quoteIdent(config.table);
   // Table columns the contract fills; the others (fields since dropped) default to NULL.
   const filled = tableColumns.filter((c) => c.plan >= 0);
-  // `$seq`: the last row sequence number taken before this batch (row-seq.ts); the rows number on from it.
   const insertFrom = (source: string, seq: string) =>
     `INSERT INTO ${table} (${filled.map((c) => quoteIdent(c.name)).join(", ")}, ${quoteIdent(SEQ_COLUMN)}) ` +
-    `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")}, ${seq}::BIGINT + row_number() OVER () FROM ${source}`;
+    `SELECT ${filled.map((c) => `c${c.plan}`).join(", ")}, ${seq} FROM ${source}`;
   const s: Statements = {
     truncate: await conn.prepare(`DELETE FROM ${table}`),
-    insert: await conn.prepare(insertFrom(`(${documentSelect(plans, plans.map((_, i) => i))})`, "$2")),
-    insertFromStage: insertFrom(STAGE, "$1"),
+    // $2: the last row sequence number taken before this batch (row-seq.ts); the rows number on from it.
+    insert: await conn.prepare(insertFrom(`(${documentSelect(plans, plans.map((_, i) => i))})`, "$2::BIGINT + row_number() OVER ()")),
+    insertFromStage: insertFrom(STAGE, `c${plans.length}`),
   };
   if (config.strategy === "merge") s.deleteKeys = mergeDeletes(table, plans, keyPlans);
   if (config.quarantine.enabled) {

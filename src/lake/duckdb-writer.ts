@@ -19,7 +19,7 @@ import { prepareStatements, STAGE, STAGE_TABLE, type Statements } from "./duckdb
 import { prepareTables, type TableColumn } from "./duckdb-tables.js";
 import { LakeWriteError } from "./errors.js";
 import { payloadBatch, type PayloadBatch } from "./payload-batch.js";
-import { ensureSeqTable, loadSeq, storeSeq } from "./row-seq.js";
+import { ensureSeqTable, loadSeq, numberRows, SEQ_COLUMN, storeSeq } from "./row-seq.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
 
 /** @internal Crash tests stop a write here. */
@@ -48,6 +48,8 @@ export class DuckDBLakeWriter implements LakeWriter {
   private readonly streams = new Map<string, { lookup: Lookup; next: number }>();
   /** The staging table of appendGood exists on this connection. */
   private stageReady = false;
+  /** The table's columns are the contract's, in order, then the row sequence: GoodColumns append to it directly. */
+  private readonly direct: boolean;
 
   private constructor(
     private readonly config: LakeConfig,
@@ -59,6 +61,9 @@ export class DuckDBLakeWriter implements LakeWriter {
     private readonly keyPlans: number[],
   ) {
     this.databasePath = db.path;
+    this.direct =
+      tableColumns.length === plans.length + 1 &&
+      tableColumns.every((c, i) => (i < plans.length ? c.plan === i : c.name === SEQ_COLUMN));
   }
 
   static async open(config: LakeConfig): Promise<DuckDBLakeWriter> {
@@ -285,34 +290,37 @@ export class DuckDBLakeWriter implements LakeWriter {
   }
 
   /**
-   * Write GoodColumns: the merge deletes the batch's keys (spelt by the engine), then the chunks
-   * are appended as they are — no value is converted, spelt or parsed on the way — to a staging
-   * table of this connection, from which one INSERT fills the table's columns by name and numbers
-   * the rows after `seq` (row-seq.ts). The appender joins the open transaction, so a rollback
-   * takes its rows back too.
+   * Write GoodColumns: the merge deletes the batch's keys (spelt by the engine), the chunks' row
+   * slot is filled with the rows' sequence numbers after `seq` (row-seq.ts), and the chunks are
+   * appended as they are — no value is converted, spelt or parsed on the way — to the table when
+   * its columns are the contract's then the sequence number (the usual case), else to a staging
+   * table of this connection, from which one INSERT fills the table's columns by name. The
+   * appender joins the open transaction, so a rollback takes its rows back too.
    */
   private async appendGood(s: Statements, good: GoodColumns, seq: number): Promise<number> {
     const { conn, config } = this;
     if (config.strategy === "merge" && !(await this.noneStored(s, good.keys!))) {
       await this.deleteKeys(s.deleteKeys!.text, good.keys!.doc!, good.keys!.someNull);
     }
-    // The appender fills every column of its table, in order: the table has the row sequence too.
-    await this.ensureStage();
-    const appender = await conn.createAppender(STAGE_TABLE, "main", "temp");
+    numberRows(good.chunks, this.plans.length, seq);
+    if (!this.direct) await this.ensureStage();
+    // The appender fills every column of its table, in order.
+    const appender = this.direct ? await conn.createAppender(config.table) : await conn.createAppender(STAGE_TABLE, "main", "temp");
     try {
       for (const chunk of good.chunks) appender.appendDataChunk(chunk);
     } finally {
       appender.closeSync();
     }
-    const written = await runPlanned(conn, s.insertFromStage, (p) => p.bindBigInt(1, BigInt(seq)));
+    if (this.direct) return good.count;
+    const written = await runPlanned(conn, s.insertFromStage, () => undefined);
     await conn.run(`DELETE FROM ${STAGE}`);
     return written;
   }
 
-  /** This connection's staging table: the contract's columns, in contract order (made once). */
+  /** This connection's staging table: the contract's columns, in contract order, and the row slot (made once). */
   private async ensureStage(): Promise<void> {
     if (this.stageReady) return;
-    const columns = this.plans.map((p, i) => `c${i} ${p.sqlType}`).join(", ");
+    const columns = [...this.plans.map((p, i) => `c${i} ${p.sqlType}`), `c${this.plans.length} BIGINT`].join(", ");
     await this.conn.run(`CREATE OR REPLACE TEMP TABLE ${STAGE_TABLE} (${columns})`);
     this.stageReady = true;
   }

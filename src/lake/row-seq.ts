@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from "../util/duckdb.js";
+import { DuckDBBigIntVector, type DuckDBConnection, type DuckDBDataChunk } from "../util/duckdb.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { readPlanned } from "./duckdb-run.js";
 
@@ -34,4 +34,18 @@ export async function storeSeq(conn: DuckDBConnection, table: string, last: numb
       p.bindBigInt(2, BigInt(last));
     },
   );
+}
+
+/**
+ * Number the rows of GoodColumns chunks after `last`, in their slot (column `slot`, a BIGINT
+ * vector the engine fills with positions): last + 1, last + 2, … in chunk order.
+ */
+export function numberRows(chunks: readonly DuckDBDataChunk[], slot: number, last: number): void {
+  let next = BigInt(last);
+  for (const chunk of chunks) {
+    const vector = chunk.getColumnVector(slot);
+    if (!(vector instanceof DuckDBBigIntVector)) throw new Error(`internal error: column ${slot} of the good rows is not their BIGINT row slot`);
+    for (let r = 0; r < chunk.rowCount; r++) vector.setItem(r, ++next);
+    vector.flush();
+  }
 }

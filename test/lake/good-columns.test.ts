@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Contract } from "../../src/contract/types.js";
 import { createEngine } from "../../src/engine/index.js";
 import type { Engine, GoodColumns, ValidationResult } from "../../src/engine/types.js";
+import { acquireDatabase } from "../../src/lake/duckdb-db.js";
 import { openLake, readTable } from "../../src/lake/index.js";
 import type { WriteRequest } from "../../src/lake/types.js";
-import { DuckDBDataChunk, VARCHAR } from "../../src/util/duckdb.js";
+import { BIGINT, DuckDBDataChunk, VARCHAR } from "../../src/util/duckdb.js";
 import { generateCorpus, parityContract } from "../engine/corpus.js";
 import { makeContract } from "../support/contract.js";
 import { tempDir } from "./helpers.js";
@@ -163,6 +164,38 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
     expect(byId).toEqual({ 1: ["x", null], 2: ["y2", "2024-05-01T10:00:00.000Z"], 3: ["z", null] });
   });
 
+  it("number their rows after the table's last sequence number, appended directly or through the staging table", async () => {
+    const fields = (last: FieldInput) => [{ name: "id", type: "integer" as const }, last];
+    const v1 = withTarget(makeContract({ dataset: "gc_seq", fields: fields({ name: "a", type: "string" }) }), "merge", ["id"]);
+    const v2 = withTarget(makeContract({ dataset: "gc_seq", fields: fields({ name: "b", type: "string" }) }), "merge", ["id"]);
+    const targetPath = lakeDir("gc-seq");
+    const write = async (contract: Contract, batchId: number, records: Array<Record<string, unknown>>) => {
+      const r = await engine.validate(records, contract);
+      expect(r.goodColumns).toBeDefined();
+      const w = await openLake(contract, { targetPath });
+      await w.write({ batchId, good: r.good, bad: [], goodColumns: r.goodColumns });
+      await w.close();
+      return (w as unknown as { databasePath: string }).databasePath;
+    };
+    // The table's columns are v1's then the sequence: appended directly.
+    await write(v1, 1, [{ id: 1, a: "x" }, { id: 2, a: "y" }, { id: 3, a: "z" }]);
+    await write(v1, 2, [{ id: 2, a: "y2" }, { id: 4, a: "w" }]);
+    // v2 drops `a` and adds `b`: the table's layout is no longer the contract's, so staged.
+    const file = await write(v2, 3, [{ id: 5, b: "v" }, { id: 1, b: "x2" }]);
+    const db = await acquireDatabase(file);
+    const conn = await db.connect();
+    const rows = await db.exclusive(async () => (await conn.runAndReadAll("SELECT id, _lakelogic_seq FROM gc_seq ORDER BY id")).getRows());
+    db.release();
+    // Rows number on from the last number taken, in arrival order; a replaced row gets a new, greater one.
+    expect(rows).toEqual([
+      [1n, 7n],
+      [2n, 4n],
+      [3n, 3n],
+      [4n, 5n],
+      [5n, 6n],
+    ]);
+  });
+
   it("json values with a lone surrogate are stored as the rows store them (U+FFFD), as JSON DuckDB reads", async () => {
     const contract = withTarget(
       makeContract({ dataset: "gc_surrogate", fields: [{ name: "id", type: "integer" }, { name: "doc", type: "json" }] }),
@@ -188,9 +221,10 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
     // append fails after the merge deleted id 1 and the first chunk went in; the transaction
     // must take both back.
     const chunk = (ids: string[], docs: string[]) => {
-      const c = DuckDBDataChunk.create([VARCHAR, VARCHAR], ids.length);
+      const c = DuckDBDataChunk.create([VARCHAR, VARCHAR, BIGINT], ids.length);
       c.setColumnValues(0, ids);
       c.setColumnValues(1, docs);
+      c.setColumnValues(2, ids.map((_, i) => BigInt(i)));
       return c;
     };
     const broken: GoodColumns = {
@@ -238,7 +272,8 @@ describe("GoodColumns from the DuckDB engine into the DuckDB lake", () => {
     ]);
     // …then the column for undeclared keys the table keeps under `allow`: NULL, since there are none.
     expect(allowed?.extraColumn).toBe(true);
-    expect(allowed?.chunks.map((c) => c.getColumns())).toEqual([[[1n], ["a"], [null]]]);
+    // Last, the row slot the lake numbers: the row's position in the batch.
+    expect(allowed?.chunks.map((c) => c.getColumns())).toEqual([[[1n], ["a"], [null], [0n]]]);
     // An extra key travels with its row, which the columns cannot carry.
     expect((await engine.validate([{ id: 1, extra: true }], allow)).goodColumns).toBeUndefined();
     expect((await engine.validate([{ id: 1, extra: true }], makeContract({ fields, unknownFields: "drop" }))).goodColumns).toBeDefined();
