@@ -33,8 +33,6 @@ import type {
 
 /** A continuous fetch with nothing to read returns empty after this long, so the workflow can react to signals. */
 const IDLE_FETCH_MS = 30_000;
-/** A read-ahead lets the event loop run after this many records (measured with 10k batches: 64–256 best, none or 1024 slower). */
-const READ_AHEAD_YIELD_EVERY = 64;
 /**
  * How long takeReadAhead waits for a batch still being collected before it leaves the fetch to
  * the server round trip (which waits as long as a fetch waits). Short: the workflow task is open
@@ -158,7 +156,7 @@ export class StreamRuntime implements BatchRuntime {
       // from elsewhere (then `positioned` replaces the pipeline). The read-ahead yields to the
       // event loop as it goes, so the activities and workflow tasks in flight are not kept waiting.
       if (input.readAhead && !last.exhausted && last.count > 0) {
-        pipeline.readAhead(wanted, { yieldEvery: READ_AHEAD_YIELD_EVERY, idleMs });
+        pipeline.readAhead(wanted, { idleMs });
       }
     }
     const lag = (await pipeline.source.lag?.().catch(() => undefined)) ?? null;
