@@ -45,7 +45,9 @@ export function numberRows(chunks: readonly DuckDBDataChunk[], slot: number, las
   for (const chunk of chunks) {
     const vector = chunk.getColumnVector(slot);
     if (!(vector instanceof DuckDBBigIntVector)) throw new Error(`internal error: column ${slot} of the good rows is not their BIGINT row slot`);
-    for (let r = 0; r < chunk.rowCount; r++) vector.setItem(r, ++next);
+    // rowCount is a native call: read once.
+    const n = chunk.rowCount;
+    for (let r = 0; r < n; r++) vector.setItem(r, ++next);
     vector.flush();
   }
 }
