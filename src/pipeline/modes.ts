@@ -31,13 +31,17 @@ export function readModeOf(mode: StreamMode): RunMode {
  * the deliveries that come after.
  */
 export function assertSourceServes(source: Source, mode: RunMode): void {
-  if (source.modes === undefined || source.modes.includes(mode)) return;
-  const only = source.modes.join(", ");
-  const why =
-    mode === "available_now"
-      ? "it receives only what is pushed to it while it runs, so there is no backlog to drain and no end to stop at. " +
-        `Run it "continuous" (a signal, stop or maxBatches ends the run), or let the sender write to a queue or ` +
-        "Kafka topic and drain that on a schedule"
-      : `it serves only ${only}`;
+  const declared = source.modes === undefined && source.continuousOnly === true;
+  const modes = declared ? ["continuous"] : source.modes;
+  if (modes === undefined || modes.includes(mode)) return;
+  const only = modes.join(", ");
+  const how = `Run it "continuous" (a signal, stop or maxBatches ends the run)`;
+  let why = `it serves only ${only}`;
+  if (mode === "available_now") {
+    why = declared
+      ? `it declares continuousOnly: it follows a feed that has no end, so a drain would never finish. ${how}`
+      : "it receives only what is pushed to it while it runs, so there is no backlog to drain and no end to stop at. " +
+        `${how}, or let the sender write to a queue or Kafka topic and drain that on a schedule`;
+  }
   throw new ConfigError("mode", `${source.description} cannot run ${mode} (it runs ${only} only): ${why}`);
 }

@@ -197,3 +197,46 @@ describe("a source that runs only continuously", () => {
     expect(seen).toEqual(["continuous"]);
   });
 });
+
+describe("a connector that declares continuousOnly", () => {
+  /** A live feed that never ends: yields one event, then waits until it is closed. */
+  function liveFeed(flags: Record<string, unknown>) {
+    let streamed = 0;
+    let stop: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (stop = resolve));
+    return {
+      ...flags,
+      get streamed() {
+        return streamed;
+      },
+      async *stream() {
+        streamed++;
+        yield orderEvent(1);
+        await closed;
+      },
+      async close() {
+        stop();
+      },
+    };
+  }
+
+  it.each([["continuousOnly"], ["continuous_only"]])("refuses available_now at once when it says %s, before stream() is called", async (flag) => {
+    const feed = liveFeed({ [flag]: true });
+    const sink = new StreamSink(CONTRACT, feed, { checkpoint: "memory", targetPath: lakeDir(), handleSignals: false });
+    const err = await sink.run("available_now").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).retriable).toBe(false);
+    expect((err as Error).message).toMatch(/^mode: connector cannot run available_now \(it runs continuous only\): it declares continuousOnly/);
+    expect(feed.streamed).toBe(0);
+  });
+
+  it("runs continuous, and a connector's drain flag tells it the mode (the Python sink's contract)", async () => {
+    const feed = { ...liveFeed({ continuousOnly: true }), drain: undefined as boolean | undefined };
+    const result = await new StreamSink(CONTRACT, feed, { checkpoint: "memory", targetPath: lakeDir(), handleSignals: false, batchSize: 1 }).run("continuous", { maxBatches: 1 });
+    expect(result.sourceCount).toBe(1);
+    expect(feed.drain).toBe(false);
+    const drained = { drain: undefined as boolean | undefined, async *stream() { yield orderEvent(2); } };
+    await new StreamSink(CONTRACT, drained, { checkpoint: "memory", targetPath: lakeDir(), handleSignals: false }).run("available_now");
+    expect(drained.drain).toBe(true);
+  });
+});

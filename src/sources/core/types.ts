@@ -59,6 +59,8 @@ export interface CursorSource {
    * instead of listening for a moment and calling that a drain.
    */
   readonly modes?: readonly RunMode[];
+  /** Shorthand for `modes: ["continuous"]`: a source that never reaches an end (the Python `continuous_only`). */
+  readonly continuousOnly?: boolean;
   seek(cursor: Cursor | undefined): Promise<void>;
   currentCursor(): Cursor | undefined;
   /**
@@ -108,6 +110,8 @@ export interface AckSource<Token = unknown> {
    * instead of listening for a moment and calling that a drain.
    */
   readonly modes?: readonly RunMode[];
+  /** Shorthand for `modes: ["continuous"]` (the Python `continuous_only`). */
+  readonly continuousOnly?: boolean;
   receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<Token>>>;
   ack(tokens: Token[]): Promise<void>;
   nack?(tokens: Token[]): Promise<void>;
@@ -123,4 +127,16 @@ export type Source = CursorSource | AckSource;
 export interface StreamConnector {
   stream(): AsyncIterable<unknown>;
   close?(): Promise<void>;
+  /**
+   * The connector never reaches an end (a live feed it only follows): an `available_now` run is
+   * refused when it starts instead of waiting forever for a drain's end. The Python package's
+   * `continuous_only` attribute means the same and is honoured too.
+   */
+  readonly continuousOnly?: boolean;
+  /**
+   * Set by the sink before `stream()` is called, when the connector has it: true in an
+   * `available_now` run (stop at the end of what is there), false otherwise — as the Python
+   * package's sink sets a connector's `drain` attribute.
+   */
+  drain?: boolean;
 }

@@ -1,6 +1,6 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError, LakeLogicError } from "../../errors.js";
-import type { CursorSource, ReadOptions, SourceRecord, StreamConnector } from "../core/types.js";
+import type { CursorSource, ReadOptions, RunMode, SourceRecord, StreamConnector } from "../core/types.js";
 import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
@@ -21,9 +21,16 @@ export interface IterableSourceOptions {
   description?: string;
   /** Called by `close()`, e.g. to close the connector behind the iterable. */
   onClose?: () => Promise<void>;
+  /**
+   * The iterable never ends (a live feed): `available_now` is refused at once instead of never
+   * finishing. Default false.
+   */
+  continuousOnly?: boolean;
+  /** Called before each iteration with the run's mode (a connector's `drain` flag). */
+  onRead?: (mode: RunMode) => void;
 }
 
-const ITERABLE_OPTIONS = optionNames<IterableSourceOptions>()(["replayable", "description", "onClose"]);
+const ITERABLE_OPTIONS = optionNames<IterableSourceOptions>()(["replayable", "description", "onClose", "continuousOnly", "onRead"]);
 
 /** A restart was asked of a source that cannot replay what it already gave. */
 export class NotReplayableError extends LakeLogicError {
@@ -55,8 +62,10 @@ export class IterableSource implements CursorSource {
   private offset = 0;
   private skip = 0;
   private exhausted = false;
+  readonly continuousOnly: boolean;
   private readonly items: AnyIterable | (() => AnyIterable);
   private readonly onClose: (() => Promise<void>) | undefined;
+  private readonly onRead: ((mode: RunMode) => void) | undefined;
 
   constructor(items: AnyIterable | (() => AnyIterable), options: IterableSourceOptions = {}) {
     if (items === null || items === undefined) throw new ConfigError("source", "expected an iterable, got nothing");
@@ -65,6 +74,8 @@ export class IterableSource implements CursorSource {
     this.replays = options.replayable ?? false;
     this.description = options.description ?? (this.replays ? "replayable iterable" : "iterable");
     this.onClose = options.onClose;
+    this.continuousOnly = options.continuousOnly ?? false;
+    this.onRead = options.onRead;
   }
 
   async close(): Promise<void> {
@@ -96,6 +107,7 @@ export class IterableSource implements CursorSource {
   }
 
   async *read(options: ReadOptions): AsyncIterable<SourceRecord> {
+    this.onRead?.(options.mode);
     const iterable = typeof this.items === "function" ? this.items() : this.items;
     let toSkip = this.skip;
     for await (const value of iterable as AsyncIterable<unknown>) {
@@ -129,10 +141,18 @@ function parseCursor(cursor: Cursor | undefined, description: string): IterableC
   );
 }
 
-/** A connector with the iterator API, read once: it has no cursor, so it can only start fresh. */
+/**
+ * A connector with the iterator API, read once: it has no cursor, so it can only start fresh.
+ * Its `continuousOnly` (or the Python package's `continuous_only`) makes it a continuous-only
+ * source, and a `drain` property it has is set to whether the run is available_now.
+ */
 export function connectorSource(connector: StreamConnector, description = "connector"): IterableSource {
+  const python = connector as { continuous_only?: unknown };
+  const continuousOnly = connector.continuousOnly === true || python.continuous_only === true;
   return new IterableSource(() => connector.stream(), {
     description,
+    continuousOnly,
     onClose: connector.close ? () => connector.close!() : undefined,
+    ...("drain" in connector ? { onRead: (mode: RunMode) => void (connector.drain = mode === "available_now") } : {}),
   });
 }
