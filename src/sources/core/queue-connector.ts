@@ -124,6 +124,8 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
   private waker: (() => void) | undefined;
   /** Ends the backoff waits of `reach` on close(). */
   private readonly retryWakers = new Set<() => void>();
+  /** Receives in flight: close() lets them finish, then gives back what they took. */
+  private readonly receiving = new Set<Promise<unknown>>();
 
   protected constructor(init: QueueConnectorInit) {
     this.description = init.description;
@@ -137,6 +139,16 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
 
   async receive(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<Token>>> {
     if (this.closed) throw new SourceClosedError(this.description);
+    const receiving = this.takeAndHold(max, waitMs, signal);
+    this.receiving.add(receiving);
+    try {
+      return await receiving;
+    } finally {
+      this.receiving.delete(receiving);
+    }
+  }
+
+  private async takeAndHold(max: number, waitMs: number, signal: AbortSignal): Promise<Array<ReceivedRecord<Token>>> {
     const taken = await this.take(max, waitMs, signal);
     let oldest: number | undefined;
     for (const t of taken) {
@@ -177,19 +189,28 @@ export abstract class QueueConnector<Token, Held extends HeldMessage> implements
     return this.streaming.run(this, { ...this.streamBatch, onPoison: this.onPoison, warn: this.warn, description: this.description });
   }
 
-  /** Stop receiving, give back what is still held, release the client. */
+  /**
+   * Stop receiving, give back what is still held, release the client. A receive in flight is
+   * let finish first (its service call is never cut off: a queue leases what it answers with),
+   * so what it brings is given back too instead of staying invisible until its lease ends.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.streaming.abort();
     this.wake();
     for (const wake of [...this.retryWakers]) wake();
+    await Promise.allSettled([...this.receiving]);
     await this.giveBack();
     this.forgetAll();
     await this.disconnect();
   }
 
-  /** Receive up to `max` messages within about `waitMs` (the connector's SDK calls). */
+  /**
+   * Receive up to `max` messages within about `waitMs` (the connector's SDK calls). A stop
+   * (`signal`) ends waiting and backoff, never a service call in flight: its answer may already
+   * hold leased messages, which must be returned, not dropped.
+   */
   protected abstract take(max: number, waitMs: number, signal: AbortSignal): Promise<Array<Taken<Token, Held>>>;
 
   /** close(): return every held (and buffered) message to the queue. */

@@ -178,7 +178,10 @@ export class EventGridConnector extends LeasedQueueConnector<EventGridAckToken, 
     await this.release(tokens.map((t) => t.lockToken));
   }
 
-  /** Stop polling and release every event still held or buffered. */
+  /**
+   * Stop polling and release every event still held or buffered. The poll in flight is cut off
+   * rather than waited for: its long poll lasts 10–120 s, which a stop should not.
+   */
   protected async giveBack(): Promise<void> {
     this.pollAbort?.abort();
     await this.poll?.catch(() => undefined);

@@ -145,7 +145,9 @@ export class ServiceBusConnector extends LeasedQueueConnector<ServiceBusAckToken
     if (signal.aborted || max <= 0) return [];
     const { receiver } = await this.open();
     let messages: ServiceBusReceivedMessage[];
-    const options = { maxWaitTimeInMs: Math.max(1, Math.min(waitMs, this.o.maxWaitTimeMs)), abortSignal: signal };
+    // No abortSignal: a receive cut off by a stop could leave the messages it locked unreturned
+    // until their locks expire; the wait is bounded, and close() abandons what it brought.
+    const options = { maxWaitTimeInMs: Math.max(1, Math.min(waitMs, this.o.maxWaitTimeMs)) };
     try {
       messages = await this.reach("receiveMessages", () => receiver.receiveMessages(Math.min(max, this.o.maxMessages), options), signal);
     } catch (err) {

@@ -144,35 +144,41 @@ export class SQSConnector extends LeasedQueueConnector<SQSAckToken, Held, Held> 
     for (let left = max; left > 0 && sizes.length < this.o.concurrency; left -= this.o.maxMessages) {
       sizes.push(Math.min(left, this.o.maxMessages));
     }
-    let responses: SqsMessage[][];
-    try {
-      responses = await Promise.all(
-        sizes.map(async (n) => {
-          const command = new sdk.ReceiveMessageCommand({
-            QueueUrl: this.o.queueUrl,
-            MaxNumberOfMessages: n,
-            WaitTimeSeconds: wait,
-            VisibilityTimeout: this.o.visibilityTimeout,
-            MessageAttributeNames: ["All"],
-            MessageSystemAttributeNames: ["All"],
-          });
-          const out = await this.reach("ReceiveMessage", () => client.send(command, { abortSignal: signal }), signal);
-          return out.Messages ?? [];
-        }),
-      );
-    } catch (err) {
-      if (signal.aborted) return [];
-      throw err instanceof QueueUnreachableError ? err : this.receiveError(err);
-    }
+    // The requests are not aborted by a stop: SQS makes the messages of a long poll invisible
+    // as it answers, so a request cut off in flight would hide them for the whole visibility
+    // timeout. A stop waits for the answers (at most `wait` seconds), and what they bring is
+    // handed back or written like any other message.
+    const settled = await Promise.allSettled(
+      sizes.map(async (n) => {
+        const command = new sdk.ReceiveMessageCommand({
+          QueueUrl: this.o.queueUrl,
+          MaxNumberOfMessages: n,
+          WaitTimeSeconds: wait,
+          VisibilityTimeout: this.o.visibilityTimeout,
+          MessageAttributeNames: ["All"],
+          MessageSystemAttributeNames: ["All"],
+        });
+        const out = await this.reach("ReceiveMessage", () => client.send(command), signal);
+        return out.Messages ?? [];
+      }),
+    );
     const taken: Array<Taken<SQSAckToken, Held>> = [];
     const leaseMs = this.o.visibilityTimeout * 1000;
-    for (const batch of responses) {
-      for (const m of batch) {
+    for (const result of settled) {
+      if (result.status === "rejected") continue;
+      for (const m of result.value) {
         if (!m.ReceiptHandle || !m.MessageId) continue;
         const held: Held = { receiptHandle: m.ReceiptHandle, messageId: m.MessageId, producedAt: numberOr(m.Attributes?.SentTimestamp) };
         this.leases.hold(m.ReceiptHandle, held, leaseMs);
         taken.push({ key: m.ReceiptHandle, held, record: this.toRecord(m) });
       }
+    }
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed && !signal.aborted) {
+      // The other calls' messages go back at once rather than wait out their visibility.
+      await this.nack(taken.map((t) => t.record.ackToken));
+      const err: unknown = failed.reason;
+      throw err instanceof QueueUnreachableError ? err : this.receiveError(err);
     }
     return taken;
   }
