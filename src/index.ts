@@ -24,7 +24,7 @@ export { createEngine } from "./engine/index.js";
 export type { BadRow, DatasetRuleResult, Engine, EngineName, Row, RuleCount, RuleFailure, ValidationResult } from "./engine/types.js";
 
 // Lake targets and quarantine
-export { openLake, readTable, readQuarantine, readQuarantineFiles, DuckDBTargetCheckpointStore, LakeBusyError, LakeWriteError } from "./lake/index.js";
+export { openLake, readTable, readQuarantine, readQuarantineFiles, DuckDBTargetCheckpointStore, LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./lake/index.js";
 export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult } from "./lake/index.js";
 
 // Checkpoints

@@ -25,6 +25,8 @@ export interface LakeConfig {
   schemaless: boolean;
   /** Keep undeclared keys in `_extra` (fields declared and unknown_fields: allow). */
   keepExtra: boolean;
+  /** `schema_policy.evolution`; `strict` refuses fields added or removed against an existing table. */
+  evolution: string;
   /**
    * `target` as written. `dir` is set when the target is a path (it contains a `/` or `\\`, as
    * the original reads it): the absolute directory holding this table's quarantine files,
@@ -159,6 +161,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
     fields,
     schemaless,
     keepExtra,
+    evolution: contract.schemaPolicy?.evolution ?? "allow",
     quarantine: {
       enabled: q?.enabled ?? true,
       target: qTarget,

@@ -1,22 +1,20 @@
 import { VARCHAR, type DuckDBConnection, type DuckDBType } from "../util/duckdb.js";
+import { join } from "node:path";
 import { ConfigError } from "../errors.js";
 import { quoteIdent } from "../util/sql-text.js";
 import type { ColumnPlan } from "./columns.js";
-import type { LakeConfig } from "./config.js";
+import { DUCKDB_FILE, type LakeConfig } from "./config.js";
 import { DUCKDB_QUARANTINE_COLUMNS } from "./duckdb-quarantine.js";
 import { prepareQuarantineFiles } from "./duckdb-quarantine-files.js";
 import { QUARANTINE_COLUMNS } from "./quarantine.js";
 import { SEQ_COLUMN } from "./row-seq.js";
+import { checkTableContract, loadTableRecord, type TableRecord } from "./table-contract.js";
 
 /** Column of the existing table and where its values come from (-1: not in the contract → NULL). */
 export interface TableColumn {
   name: string;
   plan: number;
   vectorType: DuckDBType;
-}
-
-function normType(t: string): string {
-  return t.toUpperCase().replace(/\s+/g, "");
 }
 
 async function tableColumnsOf(conn: DuckDBConnection, table: string, temp = false): Promise<Array<{ name: string; type: string }>> {
@@ -31,53 +29,52 @@ async function tableColumnsOf(conn: DuckDBConnection, table: string, temp = fals
 
 /**
  * Create or reconcile the good and quarantine tables (or, for a quarantine under a path, its
- * listing and directory); return the good table's layout.
+ * listing and directory); return the good table's layout and what it was last written with.
  */
 export async function prepareTables(
   conn: DuckDBConnection,
   config: LakeConfig,
   plans: readonly ColumnPlan[],
-): Promise<TableColumn[]> {
-  const layout = await prepareGoodTable(conn, config, plans);
+): Promise<{ layout: TableColumn[]; record: TableRecord | undefined }> {
+  const good = await prepareGoodTable(conn, config, plans);
   const q = config.quarantine;
   if (q.enabled && q.dir !== undefined) await prepareQuarantineFiles(conn, config, q.dir);
   else if (q.enabled) await prepareQuarantineTable(conn, q.target);
-  return layout;
+  return good;
 }
 
-/** Create the good table, or add the contract's new fields to it; return its layout. */
+/**
+ * Check an existing good table against the contract (table-contract.ts) before changing
+ * anything, then create it or add the contract's new fields to it; return its layout.
+ */
 async function prepareGoodTable(
   conn: DuckDBConnection,
   config: LakeConfig,
   plans: readonly ColumnPlan[],
-): Promise<TableColumn[]> {
+): Promise<{ layout: TableColumn[]; record: TableRecord | undefined }> {
   const table = quoteIdent(config.table);
   const seq = `${quoteIdent(SEQ_COLUMN)} BIGINT`;
-  await conn.run(`CREATE TABLE IF NOT EXISTS ${table} (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")}, ${seq})`);
-  // A table made before rows carried their sequence number (row-seq.ts): old rows read NULL.
-  await conn.run(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${seq}`);
-  let existing = await tableColumnsOf(conn, config.table);
-  const byName = new Map(existing.map((c) => [c.name.toLowerCase(), c]));
-  let altered = false;
-  for (const p of plans) {
-    const col = byName.get(p.name.toLowerCase());
-    if (!col) {
+  const found = await tableColumnsOf(conn, config.table);
+  let record: TableRecord | undefined;
+  if (found.length === 0) {
+    await conn.run(`CREATE TABLE ${table} (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")}, ${seq})`);
+  } else {
+    record = await loadTableRecord(conn, config.table);
+    const stored = found.filter((c) => c.name.toLowerCase() !== SEQ_COLUMN);
+    checkTableContract(config, plans, { record, columns: stored }, join(config.targetPath, DUCKDB_FILE));
+    // A table made before rows carried their sequence number (row-seq.ts): old rows read NULL.
+    if (stored.length === found.length) await conn.run(`ALTER TABLE ${table} ADD COLUMN ${seq}`);
+    const names = new Set(stored.map((c) => c.name.toLowerCase()));
+    for (const p of plans) {
       // A field added to the contract: add the column (old rows read NULL).
-      await conn.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(p.name)} ${p.sqlType}`);
-      altered = true;
-    } else if (normType(col.type) !== normType(p.sqlType)) {
-      throw new ConfigError(
-        `model.fields.${p.name}`,
-        `table "${config.table}" already has column "${col.name}" of type ${col.type}, but the contract maps it to ${p.sqlType}; ` +
-          "migrate the table (or write to a new table) before changing a field's type",
-      );
+      if (!names.has(p.name.toLowerCase())) await conn.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(p.name)} ${p.sqlType}`);
     }
   }
-  if (altered) existing = await tableColumnsOf(conn, config.table);
-  return existing.map((c) => {
+  const layout = (await tableColumnsOf(conn, config.table)).map((c) => {
     const plan = plans.findIndex((p) => p.name.toLowerCase() === c.name.toLowerCase());
     return { name: c.name, plan, vectorType: plan >= 0 ? plans[plan]!.vectorType : VARCHAR };
   });
+  return { layout, record };
 }
 
 /** Create the quarantine table, or check (and bring up to date) the one that is there. */

@@ -20,6 +20,7 @@ import { prepareTables, type TableColumn } from "./duckdb-tables.js";
 import { LakeWriteError } from "./errors.js";
 import { payloadBatch, type PayloadBatch } from "./payload-batch.js";
 import { ensureSeqTable, loadSeq, numberRows, SEQ_COLUMN, storeSeq } from "./row-seq.js";
+import { ensureTablesTable, recordOf, sameRecord, storeTableRecord, type TableRecord } from "./table-contract.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
 
 /** @internal Crash tests stop a write here. */
@@ -50,6 +51,8 @@ export class DuckDBLakeWriter implements LakeWriter {
   private stageReady = false;
   /** The table's columns are the contract's, in order, then the row sequence: GoodColumns append to it directly. */
   private readonly direct: boolean;
+  /** What the table was last written with differs from this contract's (table-contract.ts): the next batch records it. */
+  private recordStale: boolean;
 
   private constructor(
     private readonly config: LakeConfig,
@@ -59,8 +62,10 @@ export class DuckDBLakeWriter implements LakeWriter {
     private readonly tableColumns: TableColumn[],
     /** Indices into `plans` of the primary-key columns. */
     private readonly keyPlans: number[],
+    stored: TableRecord | undefined,
   ) {
     this.databasePath = db.path;
+    this.recordStale = !sameRecord(stored, recordOf(config));
     this.direct =
       tableColumns.length === plans.length + 1 &&
       tableColumns.every((c, i) => (i < plans.length ? c.plan === i : c.name === SEQ_COLUMN));
@@ -73,12 +78,13 @@ export class DuckDBLakeWriter implements LakeWriter {
       const conn = await db.connect();
       const plans = planColumns(config);
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
-      const tableColumns = await db.exclusive(async () => {
+      const { layout, record } = await db.exclusive(async () => {
         await ensureCommitsTable(conn);
         await ensureSeqTable(conn);
+        await ensureTablesTable(conn);
         return prepareTables(conn, config, plans);
       });
-      return new DuckDBLakeWriter(config, db, conn, plans, tableColumns, keyPlans);
+      return new DuckDBLakeWriter(config, db, conn, plans, layout, keyPlans, record);
     } catch (e) {
       db.release();
       throw e;
@@ -182,9 +188,11 @@ export class DuckDBLakeWriter implements LakeWriter {
       const logged = commitOf(req);
       if (logged) await upsertCommit(conn, config.table, logged.key, logged.commit);
       if (req.checkpoint) await upsertCheckpoint(conn, req.checkpoint);
+      if (this.recordStale) await storeTableRecord(conn, config.table, recordOf(config));
       await this.hooks.beforeCommit?.(req.batchId);
       committing = true;
       await conn.run("COMMIT");
+      this.recordStale = false;
       if (mode && req.stream) this.streams.set(req.stream.key, { lookup: mode.lookup, next: req.batchId + 1 });
       if (replacedFiles?.size) await removeUnlisted(conn, config.table, config.quarantine.dir!, replacedFiles);
       return {

@@ -19,3 +19,27 @@ export class LakeBusyError extends LakeLogicError {
     super("LAKE_BUSY", message, { retriable: true });
   }
 }
+
+/** One thing a table was written with that the contract now says otherwise (`was` → `now`). */
+export interface TableChange {
+  /** The contract option at fault: `primary_key`, `materialization.strategy`, `model.fields.<name>`. */
+  option: string;
+  was: string;
+  now: string;
+}
+
+/**
+ * The contract no longer matches the table it writes to (docs/lake.md, "The table's contract"):
+ * another primary key or strategy, a column's type, or — under `schema_policy.evolution:
+ * strict` — fields added or removed. Refused when the lake opens, before any record is read;
+ * every run fails the same way until the contract or the table changes, so never retriable.
+ */
+export class TableContractError extends LakeLogicError {
+  readonly table: string;
+  readonly changes: readonly TableChange[];
+  constructor(table: string, changes: readonly TableChange[], message: string) {
+    super("LAKE_TABLE_CONTRACT", message, { retriable: false });
+    this.table = table;
+    this.changes = changes;
+  }
+}

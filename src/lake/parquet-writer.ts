@@ -21,6 +21,7 @@ import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
 import { fsyncPath, isQuarantineFileOf, uniqueParquetName as uniqueName } from "./quarantine-files.js";
 import { commitOf } from "./commit-log.js";
 import { SEQ_COLUMN } from "./row-seq.js";
+import { checkTableContract, recordOf, type ExistingTable, type StoredColumn, type TableRecord } from "./table-contract.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
 /**
@@ -69,8 +70,16 @@ export interface Manifest {
    * go up to it. Absent before the first row that carried one.
    */
   lastSeq?: number;
+  /**
+   * What the table is written with (table-contract.ts): the primary key, strategy and every
+   * column the files hold, with its type. Absent in manifests of writers before it.
+   */
+  contract?: WrittenTable;
   updatedAt: string;
 }
+
+/** The manifest's record of the table's contract. */
+export type WrittenTable = TableRecord & { columns: StoredColumn[] };
 
 export function tableDir(config: LakeConfig): string {
   return join(config.targetPath, config.table);
@@ -167,6 +176,8 @@ export class ParquetLakeWriter implements LakeWriter {
     private manifest: Manifest,
     private readonly knownQuarantineIds: Set<string>,
     private readonly lockPath: string,
+    /** What each batch's manifest records (Manifest.contract). */
+    private readonly written: WrittenTable,
   ) {}
 
   static async open(config: LakeConfig): Promise<ParquetLakeWriter> {
@@ -186,14 +197,14 @@ export class ParquetLakeWriter implements LakeWriter {
             "keep the original quarantine.target or write to a new table",
         );
       }
-      collectGarbage(config, manifest);
       instance = await DuckDBInstance.create(":memory:");
       const conn = await instance.connect();
       const plans = planColumns(config);
+      const existing = await existingTable(conn, dir, manifest);
+      checkTableContract(config, plans, existing, dir);
+      collectGarbage(config, manifest);
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
       await conn.run(`CREATE TABLE stage (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
-      const newest = manifest.data[manifest.data.length - 1];
-      if (newest) await checkColumnTypes(conn, config, plans, join(dir, newest.file));
       await conn.run(`CREATE TABLE qstage (${QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
       const known = new Set<string>();
       if (manifest.quarantine.length > 0) {
@@ -201,7 +212,8 @@ export class ParquetLakeWriter implements LakeWriter {
         const reader = await conn.runAndReadAll(`SELECT quarantine_id FROM read_parquet(${sqlList(files)})`);
         for (const [id] of reader.getRows()) known.add(String(id));
       }
-      return new ParquetLakeWriter(config, instance, conn, plans, keyPlans, manifest, known, lockPath);
+      const written = { ...recordOf(config), columns: withPlanned(existing?.columns ?? [], plans) };
+      return new ParquetLakeWriter(config, instance, conn, plans, keyPlans, manifest, known, lockPath, written);
     } catch (e) {
       // The in-memory instance is left to the garbage collector (see duckdb-db.ts).
       rmSync(lockPath, { force: true });
@@ -329,7 +341,7 @@ export class ParquetLakeWriter implements LakeWriter {
         generation: this.manifest.generation + 1,
         data,
         quarantine: quarantineFiles,
-        ...commitsAfter(this.manifest, req, count),
+        ...commitsAfter(this.manifest, req, count, this.written),
         updatedAt: new Date().toISOString(),
       };
       if (created.length > 0) {
@@ -374,29 +386,41 @@ export class ParquetLakeWriter implements LakeWriter {
   }
 }
 
-/** A field's type cannot change under existing files (they would no longer read as one table). */
-async function checkColumnTypes(conn: DuckDBConnection, config: LakeConfig, plans: readonly ColumnPlan[], file: string): Promise<void> {
-  const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteString(file)})`);
-  const existing = new Map(reader.getRowObjects().map((r) => [String(r["column_name"]).toLowerCase(), String(r["column_type"])]));
-  for (const p of plans) {
-    const type = existing.get(p.name.toLowerCase());
-    if (type !== undefined && type.replace(/\s+/g, "").toUpperCase() !== p.sqlType.replace(/\s+/g, "").toUpperCase()) {
-      throw new ConfigError(
-        `model.fields.${p.name}`,
-        `dataset "${config.table}" already stores column "${p.name}" as ${type}, but the contract maps it to ${p.sqlType}; ` +
-          "migrate the dataset (or write to a new table) before changing a field's type",
-      );
-    }
+/**
+ * The dataset as its manifest records it; for a manifest without the record (written before it
+ * was kept), the columns its files hold. Undefined when there is nothing to compare with.
+ */
+async function existingTable(conn: DuckDBConnection, dir: string, manifest: Manifest | undefined): Promise<ExistingTable | undefined> {
+  if (manifest?.contract) {
+    const { columns, ...record } = manifest.contract;
+    return { record, columns };
   }
+  if (!manifest || manifest.data.length === 0) return undefined;
+  const files = manifest.data.map((f) => join(dir, f.file));
+  const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
+  const columns = reader
+    .getRowObjects()
+    .map((r) => ({ name: String(r["column_name"]), type: String(r["column_type"]) }))
+    .filter((c) => c.name.toLowerCase() !== SEQ_COLUMN);
+  return { columns };
+}
+
+/** The stored columns, then the contract's fields the table does not have yet (files read them by name). */
+function withPlanned(columns: readonly StoredColumn[], plans: readonly ColumnPlan[]): StoredColumn[] {
+  const names = new Set(columns.map((c) => c.name.toLowerCase()));
+  const added = plans.filter((p) => !names.has(p.name.toLowerCase())).map((p) => ({ name: p.name, type: p.sqlType }));
+  return [...columns, ...added];
 }
 
 /**
- * The manifest's commit log with this batch's entry (commit-log.ts), when it makes one, and the
- * greatest row sequence number after its `count` good rows (row-seq.ts).
+ * The manifest's commit log with this batch's entry (commit-log.ts), when it makes one, the
+ * greatest row sequence number after its `count` good rows (row-seq.ts), and what the batch was
+ * written with (table-contract.ts).
  */
-function commitsAfter(manifest: Manifest, req: WriteRequest, count: number): Pick<Manifest, "commits" | "lastSeq"> {
+function commitsAfter(manifest: Manifest, req: WriteRequest, count: number, contract: WrittenTable): Pick<Manifest, "commits" | "lastSeq" | "contract"> {
   const logged = commitOf(req);
   return {
+    contract,
     ...(logged ? { commits: { ...manifest.commits, [logged.key]: logged.commit } } : {}),
     ...(count > 0 ? { lastSeq: (manifest.lastSeq ?? 0) + count } : {}),
   };

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
 import { ConfigError } from "../../src/errors.js";
-import { openLake, resolveLakeConfig } from "../../src/lake/index.js";
+import { openLake, resolveLakeConfig, TableContractError } from "../../src/lake/index.js";
 import { makeContract, tempDir } from "./helpers.js";
 
 const dir = tempDir("config");
@@ -96,8 +96,8 @@ describe("lake configuration is checked up front", () => {
     const err = await openLake(makeContract({ format, fields: [["id", "string"], ["name", "string"]] }), { targetPath }).catch(
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).option).toBe("model.fields.id");
+    expect(err).toBeInstanceOf(TableContractError);
+    expect((err as TableContractError).changes.map((c) => c.option)).toEqual(["model.fields.id"]);
     // The refused writer let go of the dataset: the original contract still opens.
     await (await openLake(makeContract({ format }), { targetPath })).close();
   });

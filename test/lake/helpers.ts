@@ -12,6 +12,8 @@ export interface ContractOptions {
   format?: LakeFormat;
   quarantine?: Partial<Contract["quarantine"]>;
   unknownFields?: Contract["schemaPolicy"]["unknownFields"];
+  /** schema_policy.evolution; the loader's default, allow, when not given. */
+  evolution?: string;
   raw?: Record<string, unknown>;
 }
 
@@ -49,7 +51,7 @@ export function makeContract(o: ContractOptions = {}): Contract {
       includeErrorReason: true,
       ...o.quarantine,
     },
-    schemaPolicy: { evolution: "strict", unknownFields: o.unknownFields ?? "quarantine" },
+    schemaPolicy: { evolution: o.evolution ?? "allow", unknownFields: o.unknownFields ?? "quarantine" },
     warnings: [],
     raw: o.raw ?? {},
   };
