@@ -8,6 +8,7 @@ export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-
 export { CursorFnSource, type CursorFn, type CursorFnSourceOptions, type ResumableIterable } from "./iterable/cursor-fn-source.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
 export { FileSource, type FileCursor, type FileSourceOptions } from "./file/file-source.js";
+export { FileReplacedError } from "./file/errors.js";
 export {
   ConnectorClosedError,
   ConnectorNetworkError,
