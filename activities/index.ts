@@ -51,17 +51,8 @@ export function createBatchActivities(runtime: BatchRuntime): BatchActivities {
     async takeReadAhead(input) {
       return activity(() => runtime.takeReadAhead(input));
     },
-    async validateBatch(input) {
-      return activity(() => runtime.validateBatch(input));
-    },
-    async writeBatch(input) {
-      return activity(() => runtime.writeBatch(input));
-    },
     async writeBatches(input) {
       return activity(() => runtime.writeBatches(input));
-    },
-    async ackBatch(input) {
-      return activity(() => runtime.ackBatch(input));
     },
   };
 }

@@ -9,8 +9,8 @@
  * and refetch), and a queue (ack) source. Name scenarios to record only those, e.g.
  * `npx tsx scripts/record-histories.ts lost-worker-resync queue-ack`. The scenarios run in a scratch
  * directory with relative paths, so the histories name no path of the machine that recorded them.
- * Subdirectories of test/fixtures/histories hold histories of older workflow code (before a
- * `patched()` change); they are kept as recorded, never regenerated.
+ * The processing_time histories in test/fixtures/histories/processing-time/ are recorded by their
+ * own test instead (LAKELOGIC_RECORD_HISTORIES=1 npx vitest run test/temporal/processing-time.test.ts).
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -154,8 +154,8 @@ try {
   if (wanted("lost-worker-resync")) {
     const i = input("lost-worker-resync");
     writeOrders(i.source.path as string, 0, 1000);
-    // The batch of the second fetch is gone from the spool before writeBatch runs, as when the
-    // worker that fetched it died and another runs the workflow on: writeBatch fails with
+    // The batch of the second fetch is gone from the spool before writeBatches runs, as when the
+    // worker that fetched it died and another runs the workflow on: writeBatches fails with
     // SpoolMissingError, and the workflow resyncs from the checkpoint store and fetches again.
     const runtime = worker.runtime;
     const fetchBatch = runtime.fetchBatch.bind(runtime);

@@ -23,7 +23,7 @@ export const DEFAULT_LOCAL_FETCHES_PER_ROUND_TRIP = 3;
 export const DEFAULT_BATCHES_PER_FETCH = 4;
 
 /**
- * Counts as this code reads them from history: a carry, an openStream or writeBatch result
+ * Counts as this code reads them from history: a carry, an openStream or writeBatches result
  * recorded before `supersededCount` existed has none, which is 0 (nothing was superseded).
  */
 function countsOf(c: Omit<Counts, "supersededCount"> & { supersededCount?: number }): Counts {
@@ -56,7 +56,7 @@ export function initialCarry(open: OpenStreamResult, nowIso: string): StreamCarr
   };
 }
 
-/** The cursor advances only here, after writeBatch returned (the checkpoint store has it too). */
+/** The cursor advances only here, after writeBatches returned the batch's commit (the checkpoint store has it too). */
 export function afterCommit(carry: StreamCarry, cursor: string | null, write: WriteBatchResult): StreamCarry {
   return {
     ...carry,

@@ -29,7 +29,6 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -81,41 +80,10 @@ const shared = proxyActivities<SharedActivities>({
 });
 
 /**
- * Since this patch writeBatch validates the fetched batch itself: one local activity (one marker
- * event) per batch instead of validateBatch and writeBatch. Runs whose history has no marker for
- * it (started before) replay, and go on, with validateBatch.
- */
-const VALIDATE_IN_WRITE = "validate-in-write";
-
-/**
- * Since this patch a fetch may hand over several batches (the first and those the worker read
- * ahead meanwhile); each is still written, committed and acknowledged on its own, in order. One
- * round trip through the server then serves several batches. Runs without its marker replay,
- * and go on, fetching one batch at a time.
- */
-const MULTI_BATCH_FETCH = "multi-batch-fetch";
-
-/**
- * Since this patch the fetch after one that asked the worker to read ahead is first tried as a
- * local activity (takeReadAhead): the worker executing this workflow task hands over the batches
- * it holds, without the round trip through the server (about a third of a continuous stream's
- * time with small batches). When it holds none, the fetch goes through the server as before.
- * Runs without its marker replay, and go on, fetching through the server every time.
- */
-const LOCAL_READ_AHEAD = "local-read-ahead";
-
-/**
- * Since this patch one local activity (writeBatches) writes, commits and acknowledges all the
- * batches of a fetch, each on its own and in order: one round trip between workflow and worker
- * instead of one per batch (and one marker event). Runs without its marker replay, and go on,
- * with writeBatch and ackBatch per batch.
- */
-const WRITE_BATCHES = "write-batches";
-
-/**
- * validate, write and ack run as local activities: in the worker process that executes this
- * workflow task, which is the worker whose queue fetched the batch (its spool is there). They
- * cost one marker event each instead of six events, and no round trip through the server.
+ * getWorkerQueue, takeReadAhead and writeBatches run as local activities: in the worker process
+ * that executes this workflow task, which is the worker whose queue fetched the batches (its
+ * spool is there). They cost one marker event each instead of six events, and no round trip
+ * through the server.
  */
 const local = proxyLocalActivities<SharedActivities & BatchActivities>({
   startToCloseTimeout: "10 minutes",
@@ -194,14 +162,10 @@ class Fetches {
   /** Fetches served locally since the last one through the server (which lets signals in). */
   private localInARow = 0;
 
-  constructor(
-    private readonly input: StreamWorkflowInput,
-    /** The local-read-ahead patch is on for this run. */
-    private readonly localReadAhead: boolean,
-  ) {}
+  constructor(private readonly input: StreamWorkflowInput) {}
 
   async next(queue: string, request: FetchBatchInput): Promise<FetchBatchResult> {
-    const tryLocal = this.localReadAhead && fetchLocally(this.input, this.readingAhead, this.localInARow);
+    const tryLocal = fetchLocally(this.input, this.readingAhead, this.localInARow);
     const here = tryLocal ? await local.takeReadAhead(request) : null;
     const fetched = here ?? (await fetchActivity(queue, this.input.timeouts).fetchBatch(request));
     this.localInARow = here ? this.localInARow + 1 : 0;
@@ -221,8 +185,6 @@ class Fetches {
 interface Writer {
   spec: StreamSpec;
   writerId: string;
-  /** The write-batches patch is on for this run. */
-  inOne: boolean;
 }
 
 /**
@@ -238,41 +200,19 @@ async function writeFetched(
   ackSource: boolean,
 ): Promise<void> {
   const previous = () => ({ cursor: carry().cursor, batchId: carry().batchId, totals: carry().totals });
-  if (w.inOne) {
-    let pending = batches;
-    while (pending.length > 0) {
-      const request = pending.map((b) => ({ fetched: b.spool, cursor: b.cursor }));
-      const { written } = await local.writeBatches({ spec: w.spec, key: carry().key, writerId: w.writerId, previous: previous(), batches: request, ack: ackSource });
-      // A failure of the first batch fails the call: an empty result would loop forever.
-      if (written.length === 0) throw ApplicationFailure.nonRetryable("writeBatches committed no batch and reported no error", "WriteBatchesEmpty");
-      written.forEach((result, i) => commit(pending[i]!.cursor, result));
-      pending = pending.slice(written.length);
-    }
-    return;
-  }
-  for (const batch of batches) {
-    const validated = batch.spool && !patched(VALIDATE_IN_WRITE) ? await local.validateBatch({ spec: w.spec, spool: batch.spool }) : undefined;
-    const written = await local.writeBatch({
-      spec: w.spec,
-      key: carry().key,
-      writerId: w.writerId,
-      validated: validated?.validated ?? null,
-      fetched: batch.spool,
-      previous: previous(),
-      cursor: batch.cursor,
-    });
-    commit(batch.cursor, written);
-    // I8: acknowledgements only after the commit.
-    if (ackSource && batch.spool) await local.ackBatch({ spec: w.spec, spool: batch.spool });
+  let pending = batches;
+  while (pending.length > 0) {
+    const request = pending.map((b) => ({ fetched: b.spool, cursor: b.cursor }));
+    // Each batch is validated, written, committed and (queues, I8: only after the commit) acknowledged in turn.
+    const { written } = await local.writeBatches({ spec: w.spec, key: carry().key, writerId: w.writerId, previous: previous(), batches: request, ack: ackSource });
+    // A failure of the first batch fails the call: an empty result would loop forever.
+    if (written.length === 0) throw ApplicationFailure.nonRetryable("writeBatches committed no batch and reported no error", "WriteBatchesEmpty");
+    written.forEach((result, i) => commit(pending[i]!.cursor, result));
+    pending = pending.slice(written.length);
   }
 }
 
 export async function streamWorkflow(input: StreamWorkflowInput): Promise<StreamWorkflowResult> {
-  // Asked first, before any activity: a patch check right after a local activity's result
-  // replayed as absent when that result and the next commands fell in different workflow tasks.
-  const multiBatchFetch = patched(MULTI_BATCH_FETCH);
-  const localReadAhead = patched(LOCAL_READ_AHEAD);
-  const writeInOne = patched(WRITE_BATCHES);
   const spec = specOf(input);
   // The starting position comes from the checkpoint store, so StreamSink and this workflow can
   // take turns on one stream; after continue-as-new it is carried instead.
@@ -300,7 +240,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
     });
   };
 
-  const writer: Writer = { spec, writerId: `temporal:${workflowInfo().workflowId}`, inOne: writeInOne };
+  const writer: Writer = { spec, writerId: `temporal:${workflowInfo().workflowId}` };
   const committed = (cursor: string | null, written: WriteBatchResult) => {
     carry = afterCommit(carry, cursor, written);
     batchesThisRun++;
@@ -309,7 +249,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
   let batchesThisRun = 0;
   const trigger: Trigger | undefined = input.mode === "processing_time" ? { everyMs: Math.max(0, input.intervalMs ?? 0), count: 0 } : undefined;
   let stoppedBy: StreamWorkflowResult["stoppedBy"] = "end";
-  const fetches = new Fetches(input, localReadAhead);
+  const fetches = new Fetches(input);
 
   publish();
   while (true) {
@@ -340,7 +280,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
     // the local activities that follow will run.
     queue ??= await local.getWorkerQueue();
     try {
-      const size = multiBatchFetch && !trigger ? fetchSize(input, carry, batchesThisRun) : 1;
+      const size = trigger ? 1 : fetchSize(input, carry, batchesThisRun);
       // The first trigger of a run starts with its first fetch; the next ones on the schedule.
       if (trigger) trigger.startedAt ??= Date.now();
       const fetchInput = {

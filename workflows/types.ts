@@ -185,35 +185,6 @@ export interface FetchBatchResult {
   ackSource: boolean;
 }
 
-export interface ValidateBatchInput {
-  spec: StreamSpec;
-  spool: string;
-}
-
-export interface ValidateBatchResult {
-  validated: string;
-  sourceCount: number;
-  goodCount: number;
-  badCount: number;
-  supersededCount: number;
-}
-
-export interface WriteBatchInput {
-  spec: StreamSpec;
-  key: string;
-  writerId: string;
-  /**
-   * Null: writeBatch validates the fetched batch itself (the worker started that when it fetched);
-   * with no fetched batch either, an empty batch that only moves the cursor. A reference comes
-   * from validateBatch, which only runs started before the validate-in-write patch still call.
-   */
-  validated: string | null;
-  /** The fetched spool, removed once the batch is committed. */
-  fetched: string | null;
-  previous: { cursor: string | null; batchId: number; totals: Counts };
-  cursor: string | null;
-}
-
 export interface WriteBatchResult {
   batchId: number;
   totals: Counts;
@@ -229,7 +200,10 @@ export interface WriteBatchesInput {
   writerId: string;
   /** The committed position the first batch follows. */
   previous: { cursor: string | null; batchId: number; totals: Counts };
-  /** In order; each validated by the write itself (the worker started that when it fetched). */
+  /**
+   * In order; each validated by the write itself (the worker started that when it fetched).
+   * `fetched` null: a batch without records that only moves the cursor.
+   */
   batches: Array<{ fetched: string | null; cursor: string | null }>;
   /** Queue sources: acknowledge each batch's messages after its commit (I8). */
   ack: boolean;
@@ -242,11 +216,6 @@ export interface WriteBatchesResult {
    * committed (whose failure, if it lasts, then fails that call and is retried as any write).
    */
   written: WriteBatchResult[];
-}
-
-export interface AckBatchInput {
-  spec: StreamSpec;
-  spool: string;
 }
 
 /* ---- the activities, as the workflow calls them ---- */
@@ -263,16 +232,11 @@ export interface BatchActivities {
   fetchBatch(input: FetchBatchInput): Promise<FetchBatchResult>;
   /**
    * The fetch served from the read-ahead of the worker that runs it (a local activity); null when
-   * that worker holds none for the stream at this cursor. Runs before the local-read-ahead patch
-   * never call it.
+   * that worker holds none for the stream at this cursor.
    */
   takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null>;
-  /** Runs started before the validate-in-write patch still call it. */
-  validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult>;
-  /** Runs started before the write-batches patch still call it (and ackBatch) once per batch. */
-  writeBatch(input: WriteBatchInput): Promise<WriteBatchResult>;
+  /** The batches of one fetch, each validated, written, committed (and for a queue acknowledged) in turn (a local activity). */
   writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult>;
-  ackBatch(input: AckBatchInput): Promise<void>;
 }
 
 /** What the activities need from the worker's stream runtime (src/temporal/stream-runtime.ts). */
@@ -280,8 +244,5 @@ export interface BatchRuntime {
   openStream(spec: StreamSpec): Promise<OpenStreamResult>;
   fetchBatch(input: FetchBatchInput, stop: AbortSignal): Promise<FetchBatchResult>;
   takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null>;
-  validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult>;
-  writeBatch(input: WriteBatchInput): Promise<WriteBatchResult>;
   writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult>;
-  ackBatch(input: AckBatchInput): Promise<void>;
 }

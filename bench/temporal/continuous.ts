@@ -110,7 +110,7 @@ class FetchCycles {
     }
   }
 
-  /** `writes`: [start, end] of every writeBatch, on the same clock as the history's event times. */
+  /** `writes`: [start, end] of every batch's write, on the same clock as the history's event times. */
   summary(writes: Array<[number, number]>) {
     // Last write of a cycle → the next fetch scheduled (the workflow task completing), and the
     // workflow task that receives a fetch → the first write it starts.
@@ -266,7 +266,7 @@ export async function temporalContinuous(o: ContinuousOptions, server: TemporalS
     committed += Number(fields?.records ?? 0);
     commits.push([committed, now()]);
     const durationMs = Number(fields?.durationMs ?? NaN);
-    // From the end of one writeBatch to the start of the next: the workflow's turn between batches.
+    // From the end of one batch's write to the start of the next: the workflow's turn between batches.
     const end = now();
     if (writes.length) gaps.push(end - durationMs - writes[writes.length - 1]![1]);
     writes.push([end - durationMs, end]);

@@ -1,6 +1,5 @@
 import { writeAndCommit, type CommitHooks, type CommittedBatch, type StreamPosition } from "../batch/commit.js";
 import { SPANS, inStage, startStage, type StageSpan } from "../observe/trace.js";
-import type { ValidatedBatch } from "../batch/validate.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { PipelineBatch } from "./batch.js";
 import type { StreamTarget } from "./target.js";
@@ -20,7 +19,7 @@ export interface StreamDestination {
  * Write a batch's good and bad rows, then commit its cursor with compare-and-set (I1, I3). A batch
  * that fails hands a queue's messages back at once, so a retry need not wait for their leases.
  * After the commit the caller tells the source (`batch.committed`) and acknowledges the queue
- * (`batch.acknowledge`): StreamSink at once, the Temporal workflow in its next activity.
+ * (`batch.acknowledge`): StreamSink at once, the Temporal runtime in the same writeBatches call.
  */
 export async function commitBatch(
   dest: StreamDestination,
@@ -29,17 +28,14 @@ export async function commitBatch(
   options: {
     /** The cursor to commit; default the batch's own (a queue's batch keeps the previous one). */
     cursor?: Cursor;
-    /** A validation done elsewhere (a workflow that still validates in its own activity). */
-    validated?: ValidatedBatch;
   } = {},
 ): Promise<CommittedBatch> {
   const { target, key, writerId, hooks } = dest;
   // Spans: validate (awaited inside), then write until the rows are durable, then commit.
   let write: StageSpan | undefined;
   let commit: StageSpan | undefined;
-  const validate = options.validated ? () => Promise.resolve(options.validated!) : () => batch.validated();
   const traced = async () => {
-    const validated = await inStage(SPANS.validate, { "lakelogic.records": batch.records.length }, validate);
+    const validated = await inStage(SPANS.validate, { "lakelogic.records": batch.records.length }, () => batch.validated());
     write = startStage(SPANS.write, { "lakelogic.records.good": validated.goodCount, "lakelogic.records.bad": validated.bad.length });
     return validated;
   };

@@ -16,16 +16,12 @@ import type { SourceRecord } from "../sources/core/types.js";
 import { createSource } from "../sources/registry.js";
 import { Spool, type SpoolOptions } from "./spool.js";
 import type {
-  AckBatchInput,
   BatchRuntime,
   FetchBatchInput,
   FetchBatchResult,
   FetchedMore,
   OpenStreamResult,
   StreamSpec,
-  ValidateBatchInput,
-  ValidateBatchResult,
-  WriteBatchInput,
   WriteBatchResult,
   WriteBatchesInput,
   WriteBatchesResult,
@@ -208,45 +204,59 @@ export class StreamRuntime implements BatchRuntime {
     return this.pipelines.get(key)?.pipeline.readAheadState() ?? { held: 0, collecting: false };
   }
 
-  async validateBatch(input: ValidateBatchInput): Promise<ValidateBatchResult> {
-    const validated = await this.spool.get<PipelineBatch>(input.spool).validated();
-    const ref = this.spool.put("validated", validated);
-    return {
-      validated: ref,
-      sourceCount: validated.sourceCount,
-      goodCount: validated.goodCount,
-      badCount: validated.bad.length,
-      supersededCount: validated.supersededCount,
-    };
+  /**
+   * The batches of one fetch, each written, committed (and for a queue acknowledged, I8) in turn,
+   * in one local activity: one round trip between the workflow and the worker for them all. A
+   * failure of the first batch fails the call (retried as any write); a later one ends it with
+   * the batches committed so far, and the workflow writes the rest with another call.
+   */
+  async writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult> {
+    const written: WriteBatchResult[] = [];
+    let previous = input.previous;
+    for (const batch of input.batches) {
+      try {
+        const result = await this.writeOne(input, batch, previous);
+        if (input.ack && batch.fetched) await this.acknowledge(batch.fetched);
+        written.push(result);
+        previous = { cursor: batch.cursor, batchId: result.batchId, totals: result.totals };
+      } catch (err) {
+        if (written.length === 0) throw err;
+        break;
+      }
+    }
+    return { written };
   }
 
-  async writeBatch(input: WriteBatchInput): Promise<WriteBatchResult> {
+  /**
+   * Write and commit one batch after `previous`; its validation was started when it was fetched.
+   * No fetched batch: an empty one that only moves the cursor.
+   */
+  private async writeOne(
+    input: Pick<WriteBatchesInput, "spec" | "key" | "writerId">,
+    { fetched: ref, cursor }: WriteBatchesInput["batches"][number],
+    previous: WriteBatchesInput["previous"],
+  ): Promise<WriteBatchResult> {
     const started = Date.now();
     const target = await this.target(input.spec);
-    const fetched = input.fetched ? this.spool.get<PipelineBatch>(input.fetched) : undefined;
-    const validated = input.validated ? this.spool.get<ValidatedBatch>(input.validated) : undefined;
+    const fetched = ref ? this.spool.get<PipelineBatch>(ref) : undefined;
     const batch = fetched ?? PipelineBatch.empty((records) => this.validate(input.spec, records));
     let committed;
     try {
       committed = await commitBatch(
         { target, key: input.key, writerId: input.writerId },
-        {
-          cursor: input.previous.cursor === null ? undefined : decodeCursor(input.previous.cursor),
-          batchId: input.previous.batchId,
-          totals: input.previous.totals,
-        },
+        { cursor: previous.cursor === null ? undefined : decodeCursor(previous.cursor), batchId: previous.batchId, totals: previous.totals },
         batch,
-        { cursor: input.cursor === null ? undefined : decodeCursor(input.cursor), ...(validated ? { validated } : {}) },
+        { cursor: cursor === null ? undefined : decodeCursor(cursor) },
       );
     } catch (err) {
       // A queue's messages were handed back (nack): a retry must fetch them again rather than
       // write the spooled copy, whose leases are gone — so the batch leaves the spool, which the
       // workflow reads as a lost batch and refetches from the committed position.
-      if (fetched?.needsAck && input.fetched) this.spool.drop(input.fetched);
+      if (fetched?.needsAck && ref) this.spool.drop(ref);
       throw err;
     }
-    // The fetched records of an ack source are dropped by ackBatch, after the acknowledgement.
-    this.spool.drop(input.validated, fetched?.needsAck ? null : input.fetched);
+    // The fetched records of an ack source are dropped by acknowledge, after the acknowledgement.
+    if (!fetched?.needsAck) this.spool.drop(ref);
     await batch.committed(committed.record.cursor);
     const result: WriteBatchResult = {
       batchId: committed.record.batchId,
@@ -259,35 +269,12 @@ export class StreamRuntime implements BatchRuntime {
     return result;
   }
 
-  /**
-   * The batches of one fetch, each written, committed (and for a queue acknowledged, I8) in turn,
-   * in one local activity: one round trip between the workflow and the worker for them all. A
-   * failure of the first batch fails the call (retried as any write); a later one ends it with
-   * the batches committed so far, and the workflow writes the rest with another call.
-   */
-  async writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult> {
-    const written: WriteBatchResult[] = [];
-    let previous = input.previous;
-    for (const batch of input.batches) {
-      try {
-        const result = await this.writeBatch({ spec: input.spec, key: input.key, writerId: input.writerId, validated: null, fetched: batch.fetched, previous, cursor: batch.cursor });
-        if (input.ack && batch.fetched) await this.ackBatch({ spec: input.spec, spool: batch.fetched });
-        written.push(result);
-        previous = { cursor: batch.cursor, batchId: result.batchId, totals: result.totals };
-      } catch (err) {
-        if (written.length === 0) throw err;
-        break;
-      }
-    }
-    return { written };
-  }
-
   /** I8: queue messages are acknowledged only after their batch committed. */
-  async ackBatch(input: AckBatchInput): Promise<void> {
+  private async acknowledge(ref: string): Promise<void> {
     // A batch dropped from the spool before its ack (evicted) is redelivered by the queue; the
     // merge on the primary key makes that harmless.
-    await this.spool.peek<PipelineBatch>(input.spool)?.acknowledge();
-    this.spool.drop(input.spool);
+    await this.spool.peek<PipelineBatch>(ref)?.acknowledge();
+    this.spool.drop(ref);
   }
 
   async close(): Promise<void> {

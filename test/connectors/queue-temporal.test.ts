@@ -2,8 +2,8 @@
  * The queue connectors as JSON source configs in the Temporal stream workflow, on a real Temporal
  * dev server with a real worker: `{ "type": "sqs", ... }` against ElasticMQ and
  * `{ "type": "pubsub", ... }` against pstest. fetchBatch receives and keeps the ack tokens in the
- * worker; ackBatch acknowledges after writeBatch committed. Afterwards the lake holds every order
- * once and the server has acknowledged every message.
+ * worker; writeBatches acknowledges each batch after its commit. Afterwards the lake holds every
+ * order once and the server has acknowledged every message.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

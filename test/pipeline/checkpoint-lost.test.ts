@@ -13,7 +13,7 @@ import { StreamRunError, StreamSink, type StreamSinkOptions } from "../../src/si
 import { IterableSource } from "../../src/sources/index.js";
 import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
 import type { StreamSpec } from "../../workflows/types.js";
-import { writeOrders } from "../temporal/support.js";
+import { writeFetched, writeOrders } from "../temporal/support.js";
 import { MemoryQueue } from "../support/memory-queue.js";
 import { main } from "../../src/cli/main.js";
 import { openLake } from "../../src/lake/index.js";
@@ -238,7 +238,7 @@ describe("Temporal runtime: openStream", () => {
         const r = await runtime.fetchBatch(input, new AbortController().signal);
         if (r.endCursor !== undefined) endCursor = r.endCursor;
         if (r.count > 0 || r.cursorMoved) {
-          const w = await runtime.writeBatch({ spec, key: "k", writerId: "w", validated: null, fetched: r.spool, previous, cursor: r.cursor });
+          const w = await writeFetched(runtime, { spec, key: "k", writerId: "w", previous }, r);
           previous = { cursor: r.cursor, batchId: w.batchId, totals: w.totals };
         }
         if (r.exhausted) break;

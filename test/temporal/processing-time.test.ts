@@ -22,7 +22,15 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor } from "../../src/checkpoint/codec.js";
 import { SEARCH_ATTRIBUTES } from "../../src/temporal/search-attributes.js";
 import type { streamWorkflow } from "../../workflows/stream.js";
-import type { BatchActivities, Counts, FetchBatchInput, SharedActivities, StreamWorkflowInput } from "../../workflows/types.js";
+import type {
+  BatchActivities,
+  Counts,
+  FetchBatchInput,
+  SharedActivities,
+  StreamWorkflowInput,
+  WriteBatchResult,
+  WriteBatchesInput,
+} from "../../workflows/types.js";
 import { waitFor } from "../support/proc.js";
 import { requireService } from "../support/services.js";
 import { temporalBinary } from "../support/temporal.js";
@@ -55,6 +63,16 @@ function mockWorker(taskQueue: string, found: number[]) {
   const fetches: FetchBatchInput[] = [];
   const spool = new Map<string, { from: number; to: number }>();
   const store = { cursor: null as string | null, batchId: 0, totals: ZERO };
+  /** One batch of a writeBatches call, committed to the store: logged as `write(from-to)`. */
+  const writeOne = (b: WriteBatchesInput["batches"][number]): WriteBatchResult => {
+    const held = b.fetched ? spool.get(b.fetched) : undefined;
+    if (!held) throw ApplicationFailure.nonRetryable(`a write without a fetched batch (an empty trigger must write nothing)`, "MockMisuse");
+    const batch = { ...ZERO, sourceCount: held.to - held.from, goodCount: held.to - held.from };
+    const totals = { ...store.totals, sourceCount: store.totals.sourceCount + batch.sourceCount, goodCount: store.totals.goodCount + batch.goodCount };
+    Object.assign(store, { cursor: b.cursor, batchId: store.batchId + 1, totals });
+    calls.push(`write(${held.from}-${held.to})`);
+    return { batchId: store.batchId, totals, batch, committedAt: new Date(0).toISOString(), outcome: "committed" as const };
+  };
   const activities: SharedActivities & BatchActivities = {
     getWorkerQueue: async () => taskQueue,
     openStream: async (spec) => ({ key: spec.checkpointKey!, dataset: "orders", cursor: store.cursor, batchId: store.batchId, totals: store.totals }),
@@ -79,26 +97,11 @@ function mockWorker(taskQueue: string, found: number[]) {
     async takeReadAhead() {
       throw ApplicationFailure.nonRetryable("processing_time reads nothing ahead", "MockMisuse");
     },
-    async validateBatch() {
-      throw ApplicationFailure.nonRetryable("validateBatch is only for runs before validate-in-write", "MockMisuse");
-    },
-    async writeBatch(input) {
-      const held = input.fetched ? spool.get(input.fetched) : undefined;
-      if (!held) throw ApplicationFailure.nonRetryable(`writeBatch without a fetched batch (an empty trigger must write nothing)`, "MockMisuse");
-      const batch = { ...ZERO, sourceCount: held.to - held.from, goodCount: held.to - held.from };
-      const totals = { ...store.totals, sourceCount: store.totals.sourceCount + batch.sourceCount, goodCount: store.totals.goodCount + batch.goodCount };
-      Object.assign(store, { cursor: input.cursor, batchId: store.batchId + 1, totals });
-      calls.push(`writeBatch(${held.from}-${held.to})`);
-      return { batchId: store.batchId, totals, batch, committedAt: new Date(0).toISOString(), outcome: "committed" as const };
-    },
     async writeBatches(input) {
       // processing_time fetches one batch per trigger.
       if (input.batches.length !== 1) throw ApplicationFailure.nonRetryable(`a trigger wrote ${input.batches.length} batches`, "MockMisuse");
-      const [b] = input.batches;
-      return { written: [await activities.writeBatch({ ...input, validated: null, fetched: b!.fetched, cursor: b!.cursor })] };
-    },
-    async ackBatch() {
-      throw ApplicationFailure.nonRetryable("a cursor source is not acknowledged", "MockMisuse");
+      if (input.ack) throw ApplicationFailure.nonRetryable("a cursor source is not acknowledged", "MockMisuse");
+      return { written: [writeOne(input.batches[0]!)] };
     },
   };
   return { activities, calls, fetches, store };
@@ -181,7 +184,7 @@ describe.skipIf(!env)("stream workflow, processing_time", () => {
     });
     expect(result).toMatchObject({ batches: 1, sourceCount: 3, stoppedBy: "stop" });
     // One trigger ran; the stop ended the wait (the timer was cancelled, never fired).
-    expect(mock.calls).toEqual(["fetchBatch(0-3)", "writeBatch(0-3)"]);
+    expect(mock.calls).toEqual(["fetchBatch(0-3)", "write(0-3)"]);
     // The activity was asked for one batch, nothing read ahead, and no long wait of its own.
     expect(mock.fetches[0]).toMatchObject({ readAhead: false });
     expect(mock.fetches[0]!.idleMs).toBeUndefined();
@@ -205,7 +208,7 @@ describe.skipIf(!env)("stream workflow, processing_time", () => {
       const last = await env!.client.workflow.getHandle(handle.workflowId).fetchHistory();
       return { result, first, last };
     });
-    expect(mock.calls).toEqual(["fetchBatch(0-3)", "writeBatch(0-3)", "fetchBatch(empty)", "fetchBatch(3-5)", "writeBatch(3-5)"]);
+    expect(mock.calls).toEqual(["fetchBatch(0-3)", "write(0-3)", "fetchBatch(empty)", "fetchBatch(3-5)", "write(3-5)"]);
     expect(result).toMatchObject({ batches: 2, sourceCount: 5, stoppedBy: "max-batches", cursor: { offset: 5 } });
     expect(mock.store.batchId).toBe(2); // the empty trigger made no batch
     // Two triggers, then continue-as-new (empty triggers count, so an idle stream's history

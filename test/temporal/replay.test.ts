@@ -12,13 +12,8 @@ import { workflowBundle } from "./support.js";
  * streams already running in production. No server is needed.
  */
 const dir = fileURLToPath(new URL("../fixtures/histories/", import.meta.url));
+/** processing-time/ holds the histories of test/temporal/processing-time.test.ts, which replays them. */
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
-/**
- * Histories recorded before a patch (`patched()` in workflows/stream.ts), kept to prove that runs
- * started by the older code replay, and so go on, under the current one. Not re-recorded.
- */
-const legacyDirs = ["before-validate-in-write", "before-multi-batch-fetch", "before-write-batches"];
-const legacy = legacyDirs.flatMap((d) => readdirSync(dir + d).filter((f) => f.endsWith(".json")).map((f) => `${d}/${f}`));
 
 describe("stream workflow replay", () => {
   it("has a recorded history for every path", () => {
@@ -36,7 +31,7 @@ describe("stream workflow replay", () => {
     );
   });
 
-  it.each([...files, ...legacy])("replays %s deterministically", async (file) => {
+  it.each(files)("replays %s deterministically", async (file) => {
     const history = historyFromJSON(JSON.parse(readFileSync(dir + file, "utf8")));
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file);
   });

@@ -10,7 +10,8 @@ import { SpoolMissingError } from "../../src/temporal/spool.js";
 import { StreamRuntime, type StreamRuntimeOptions } from "../../src/temporal/stream-runtime.js";
 import type { FetchBatchInput, FetchBatchResult, StreamSpec } from "../../workflows/types.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
-import { ORDERS_CONTRACT, writeOrders } from "./support.js";
+import type { PipelineBatch } from "../../src/pipeline/batch.js";
+import { ORDERS_CONTRACT, writeFetched, writeOrders } from "./support.js";
 import { MemoryQueue } from "../support/memory-queue.js";
 
 /**
@@ -150,22 +151,8 @@ describe("StreamRuntime read-ahead", () => {
     expect(lineOf(second.cursor)).toBe(400);
   });
 
-  it("starts validation when a batch is fetched; validateBatch (runs started before the validate-in-write patch) and a retry of it use that result", async () => {
-    const { fetch, runtime, spec } = setup(2000);
-    const first = await fetch(null, { readAhead: true });
-    const second = await fetch(first.cursor, { readAhead: true });
-    for (const r of [first, second]) {
-      const v1 = await runtime.validateBatch({ spec, spool: r.spool! });
-      const v2 = await runtime.validateBatch({ spec, spool: r.spool! });
-      expect(v1.sourceCount).toBe(1000);
-      expect(v1.goodCount + v1.badCount).toBe(1000);
-      expect({ ...v2, validated: "" }).toEqual({ ...v1, validated: "" });
-      expect(v2.validated).not.toBe(v1.validated);
-    }
-  });
-
   it("hands over, with a fetch's first batch, the batches already read ahead (up to maxBatches), each with its own cursor", async () => {
-    const { fetch, lines, runtime, spec } = setup(7500);
+    const { fetch, lines, runtime } = setup(7500);
     const first = await fetch(null, { readAhead: true, maxBatches: 4 });
     expect(first.more).toBeUndefined(); // nothing was read ahead yet
     // Give the worker time to read ahead as far as it may (4 batches), as it does while the
@@ -179,8 +166,8 @@ describe("StreamRuntime read-ahead", () => {
       [1000, 5000, false],
     ]);
     expect(second.more!.map((m) => linesOf(runtime, m.spool)[0])).toEqual([2001, 3001, 4001]);
-    // Validation of each was started when it was read: writeBatch finds it.
-    const v = await runtime.validateBatch({ spec, spool: second.more![2]!.spool });
+    // Validation of each was started when it was read: the write finds it.
+    const v = await runtime.spool.get<PipelineBatch>(second.more![2]!.spool).validated();
     expect(v.sourceCount).toBe(1000);
     // The next fetch continues after the last batch handed over, to the end.
     const seen = [...lines(first), ...lines(second), ...second.more!.flatMap((m) => linesOf(runtime, m.spool))];
@@ -197,7 +184,7 @@ describe("StreamRuntime read-ahead", () => {
     expect(runtime.hasReadAhead("k")).toBe(false);
   });
 
-  it("without maxBatches hands over one batch, as workflows started before multi-batch fetches expect", async () => {
+  it("without maxBatches hands over one batch (processing_time, batchesPerFetch 1)", async () => {
     const { fetch, runtime } = setup(5000);
     const first = await fetch(null, { readAhead: true });
     expect(await aheadSettled(runtime)).toEqual({ held: 1, collecting: false });
@@ -332,8 +319,7 @@ describe("StreamRuntime source cache", () => {
         if (r.endCursor !== undefined) endCursor = r.endCursor;
         seen.push(...lines(r));
         if (r.count > 0 || r.cursorMoved) {
-          // As the workflow does since the validate-in-write patch: writeBatch validates.
-          const w = await runtime.writeBatch({ spec, key: "k", writerId: "w", validated: null, fetched: r.spool, previous, cursor: r.cursor });
+          const w = await writeFetched(runtime, { spec, key: "k", writerId: "w", previous }, r);
           previous = { cursor: r.cursor, batchId: w.batchId, totals: w.totals };
         }
         if (r.exhausted) break;
@@ -383,11 +369,11 @@ describe("StreamRuntime with a queue (ack source)", () => {
     runtimes.push(runtime);
     const fetched = await runtime.fetchBatch({ spec, key: "q", cursor: null, batchId: 0, idleMs: 300 }, new AbortController().signal);
     expect(fetched.count).toBe(10);
-    const write = { spec, key: "q", writerId: "w", validated: null, fetched: fetched.spool, previous: { cursor: null, batchId: 0, totals: zero }, cursor: fetched.cursor };
-    await expect(runtime.writeBatch(write)).rejects.toBeInstanceOf(CheckpointConflictError);
+    const write = () => writeFetched(runtime, { spec, key: "q", writerId: "w", previous: { cursor: null, batchId: 0, totals: zero } }, fetched);
+    await expect(write()).rejects.toBeInstanceOf(CheckpointConflictError);
     expect(queue.nacked).toHaveLength(10);
     expect(queue.acked).toEqual([]);
-    await expect(runtime.writeBatch(write)).rejects.toBeInstanceOf(SpoolMissingError);
+    await expect(write()).rejects.toBeInstanceOf(SpoolMissingError);
   });
 
   it("writeBatches acknowledges a batch's messages after its commit (I8)", async () => {

@@ -117,11 +117,11 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     const events = history.events ?? [];
     const types = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     // fetchBatch through the worker's own queue; writeBatches (which validates) as a local activity
-    // (one marker per fetch; validateBatch and writeBatch are for runs started before). A fetch
-    // hands over its first batch plus those the worker read ahead meanwhile, so one round trip
-    // serves several batches, and every batch is written on its own. After a fetch that left the
-    // worker reading ahead, the next is first tried as a local activity (takeReadAhead), which
-    // hands over what the worker holds, or null (then the fetch goes through the server).
+    // (one marker per fetch). A fetch hands over its first batch plus those the worker read ahead
+    // meanwhile, so one round trip serves several batches, and every batch is written on its own.
+    // After a fetch that left the worker reading ahead, the next is first tried as a local activity
+    // (takeReadAhead), which hands over what the worker holds, or null (then the fetch goes
+    // through the server).
     const decode = (d: Uint8Array) => JSON.parse(new TextDecoder().decode(d)) as unknown;
     const remoteFetches = events
       .map((e) => e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data)

@@ -13,6 +13,7 @@ import { StreamRuntime } from "../../src/temporal/stream-runtime.js";
 import { decodeCursorForDisplay } from "../../workflows/display.js";
 import { afterCommit, initialCarry, resultOf, statusOf } from "../../workflows/state.js";
 import type { StreamSpec } from "../../workflows/types.js";
+import { writeFetched } from "./support.js";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -66,15 +67,8 @@ describe("the Temporal runtime and workflow state with superseded records", () =
         const r = await runtime.fetchBatch({ spec, key: carry.key, cursor: carry.cursor, batchId: carry.batchId, endCursor, idleMs: 120_000 }, never);
         if (r.endCursor !== undefined) endCursor = r.endCursor;
         if (r.count > 0 || r.cursorMoved) {
-          const w = await runtime.writeBatch({
-            spec,
-            key: carry.key,
-            writerId: "w",
-            validated: null,
-            fetched: r.spool,
-            previous: { cursor: carry.cursor, batchId: carry.batchId, totals: carry.totals },
-            cursor: r.cursor,
-          });
+          const previous = { cursor: carry.cursor, batchId: carry.batchId, totals: carry.totals };
+          const w = await writeFetched(runtime, { spec, key: carry.key, writerId: "w", previous }, r);
           batches.push(w.batch);
           reconciles(w.batch);
           reconciles(w.totals);

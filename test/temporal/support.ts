@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from "@temporalio/worker";
 import { orderEvent } from "../../examples/orders.js";
 import { workflowsPath } from "../../src/temporal/worker.js";
+import type { BatchRuntime, FetchBatchResult, WriteBatchResult, WriteBatchesInput } from "../../workflows/types.js";
 
 export const ORDERS_CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
 
@@ -37,6 +38,19 @@ export function writeOrders(path: string, from: number, to: number, append = fal
   const text = lines.length ? lines.join("\n") + "\n" : "";
   if (append) appendFileSync(path, text);
   else writeFileSync(path, text);
+}
+
+/**
+ * Write and commit the first batch of a fetch after `at`, as the workflow does for a fetch that
+ * handed over one batch: writeBatches with that batch alone (whose failure fails the call).
+ */
+export async function writeFetched(
+  runtime: Pick<BatchRuntime, "writeBatches">,
+  at: Pick<WriteBatchesInput, "spec" | "key" | "writerId" | "previous">,
+  fetched: Pick<FetchBatchResult, "spool" | "cursor">,
+): Promise<WriteBatchResult> {
+  const { written } = await runtime.writeBatches({ ...at, batches: [{ fetched: fetched.spool, cursor: fetched.cursor }], ack: false });
+  return written[0]!;
 }
 
 /** A worker in its own process; resolves once it polls. */

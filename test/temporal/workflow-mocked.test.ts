@@ -24,7 +24,8 @@ import type {
   SharedActivities,
   StreamWorkflowInput,
   StreamWorkflowResult,
-  WriteBatchInput,
+  WriteBatchResult,
+  WriteBatchesInput,
 } from "../../workflows/types.js";
 import { requireService } from "../support/services.js";
 import { temporalBinary } from "../support/temporal.js";
@@ -46,6 +47,9 @@ const env = await requireService("temporal: stream workflow with mocked activiti
 afterAll(() => env?.teardown());
 
 type Activities = SharedActivities & BatchActivities;
+
+/** One batch of a writeBatches call, with the position it is written after. */
+type OneWrite = WriteBatchesInput["batches"][number] & { previous: WriteBatchesInput["previous"] };
 
 /** Records [from, to) of the mocked source, as the mock worker's spool holds them. */
 interface Held {
@@ -86,7 +90,7 @@ interface MockOptions {
    * holds nothing (null), and the workflow fetches through the server.
    */
   ahead?: (input: FetchBatchInput, hold: (batch: Held) => string) => Omit<FetchBatchResult, "lag"> | null;
-  /** The n-th writeBatch (1-based) finds its spool gone: the worker that held the batch died. */
+  /** The n-th batch written (1-based) finds its spool gone: the worker that held the batch died. */
   loseSpoolAtWrite?: number;
   /** …after that worker had committed the batch (the checkpoint store has it, the workflow not). */
   lostAfterCommit?: boolean;
@@ -94,15 +98,17 @@ interface MockOptions {
 
 /**
  * One mocked worker: the activities the workflow calls, over an in-memory spool and checkpoint
- * store, logging each call as `name(detail)` so a test can assert the exact sequence.
+ * store, logging each call as `name(detail)` so a test can assert the exact sequence. writeBatches
+ * logs its steps instead: `write(from-to)` for each batch it commits, `ack(from-to)` for each it
+ * acknowledges.
  */
 function mockWorker(taskQueue: string, options: MockOptions) {
   const calls: string[] = [];
   const fetches: FetchBatchInput[] = [];
-  const writes: WriteBatchInput[] = [];
+  const writes: OneWrite[] = [];
   const acked: number[] = [];
   const spool = new Map<string, Held>();
-  /** Batches of an ack source: they stay in the spool until ackBatch (as in the real runtime). */
+  /** Batches of an ack source: they stay in the spool until acknowledged (as in the real runtime). */
   const unacked = new Set<string>();
   const store = { cursor: null as string | null, batchId: 0, totals: ZERO };
   let writeCalls = 0;
@@ -116,12 +122,43 @@ function mockWorker(taskQueue: string, options: MockOptions) {
     spool.set(ref, batch);
     return ref;
   };
-  const commit = (input: WriteBatchInput, held: Held) => {
+  const commit = (input: OneWrite, held: Held) => {
     // Optimistic concurrency as in the real store: the workflow must write from the store's position.
     if (input.previous.batchId !== store.batchId) throw ApplicationFailure.nonRetryable("stale position", "CheckpointConflictError");
     const batch = countsOf(held);
     Object.assign(store, { cursor: input.cursor, batchId: store.batchId + 1, totals: plus(store.totals, batch) });
     return batch;
+  };
+
+  /** One batch of a writeBatches call, as the runtime writes and commits it. */
+  const writeOne = (input: OneWrite): WriteBatchResult => {
+    writes.push(input);
+    const held = input.fetched ? spool.get(input.fetched) : undefined;
+    const gone = input.fetched ? lost.get(input.fetched) : undefined;
+    if (gone) {
+      calls.push(`write(${range(gone)}): spool gone`);
+      throw ApplicationFailure.create({ type: "SpoolMissingError", message: `spool ${input.fetched} is not on this worker`, nonRetryable: true });
+    }
+    if (!held) throw misuse(`a write without a fetched batch: ${input.fetched}`);
+    if (++writeCalls === options.loseSpoolAtWrite) {
+      if (options.lostAfterCommit) commit(input, held);
+      spool.delete(input.fetched!);
+      lost.set(input.fetched!, held);
+      calls.push(`write(${range(held)}): spool lost`);
+      throw ApplicationFailure.create({ type: "SpoolMissingError", message: `spool ${input.fetched} is not on this worker`, nonRetryable: true });
+    }
+    const batch = commit(input, held);
+    calls.push(`write(${range(held)})`);
+    if (!unacked.has(input.fetched!)) spool.delete(input.fetched!);
+    return { batchId: store.batchId, totals: store.totals, batch, committedAt: new Date(0).toISOString(), outcome: "committed" };
+  };
+  /** I8: a queue batch's messages, after its commit. */
+  const ackOne = (ref: string) => {
+    const held = spool.get(ref);
+    if (!held || !unacked.delete(ref)) throw misuse(`an ack for a batch not held: ${ref}`);
+    calls.push(`ack(${range(held)})`);
+    for (let i = held.from; i < held.to; i++) acked.push(i);
+    spool.delete(ref);
   };
 
   const activities: Activities = {
@@ -149,30 +186,6 @@ function mockWorker(taskQueue: string, options: MockOptions) {
       calls.push(`takeReadAhead(${taken === null ? "none" : [held ? range(held) : "empty", ...more].join(", ")})`);
       return taken === null ? null : { ...taken, lag: null };
     },
-    async validateBatch() {
-      throw misuse("validateBatch is only for runs started before the validate-in-write patch");
-    },
-    async writeBatch(input) {
-      writes.push(input);
-      const held = input.fetched ? spool.get(input.fetched) : undefined;
-      const gone = input.fetched ? lost.get(input.fetched) : undefined;
-      if (gone) {
-        calls.push(`writeBatch(${range(gone)}): spool gone`);
-        throw ApplicationFailure.create({ type: "SpoolMissingError", message: `spool ${input.fetched} is not on this worker`, nonRetryable: true });
-      }
-      if (!held) throw misuse(`writeBatch without a fetched batch: ${input.fetched}`);
-      if (++writeCalls === options.loseSpoolAtWrite) {
-        if (options.lostAfterCommit) commit(input, held);
-        spool.delete(input.fetched!);
-        lost.set(input.fetched!, held);
-        calls.push(`writeBatch(${range(held)}): spool lost`);
-        throw ApplicationFailure.create({ type: "SpoolMissingError", message: `spool ${input.fetched} is not on this worker`, nonRetryable: true });
-      }
-      const batch = commit(input, held);
-      calls.push(`writeBatch(${range(held)})`);
-      if (!unacked.has(input.fetched!)) spool.delete(input.fetched!);
-      return { batchId: store.batchId, totals: store.totals, batch, committedAt: new Date(0).toISOString(), outcome: "committed" };
-    },
     async writeBatches(input) {
       // As the runtime: each batch written then acknowledged; a failure of the first fails the
       // call, a later one ends it with the batches committed so far.
@@ -181,8 +194,8 @@ function mockWorker(taskQueue: string, options: MockOptions) {
       let previous = input.previous;
       for (const b of input.batches) {
         try {
-          const result = await activities.writeBatch({ spec: input.spec, key: input.key, writerId: input.writerId, validated: null, fetched: b.fetched, previous, cursor: b.cursor });
-          if (input.ack && b.fetched) await activities.ackBatch({ spec: input.spec, spool: b.fetched });
+          const result = writeOne({ ...b, previous });
+          if (input.ack && b.fetched) ackOne(b.fetched);
           written.push(result);
           previous = { cursor: b.cursor, batchId: result.batchId, totals: result.totals };
         } catch (err) {
@@ -191,13 +204,6 @@ function mockWorker(taskQueue: string, options: MockOptions) {
         }
       }
       return { written };
-    },
-    async ackBatch(input) {
-      const held = spool.get(input.spool);
-      if (!held || !unacked.delete(input.spool)) throw misuse(`ackBatch for a batch not held: ${input.spool}`);
-      calls.push(`ackBatch(${range(held)})`);
-      for (let i = held.from; i < held.to; i++) acked.push(i);
-      spool.delete(input.spool);
     },
   };
   return { activities, calls, fetches, writes, acked, store, writeBatchesCalls };
@@ -283,20 +289,20 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
+        "write(0-3)",
         // The worker was asked to read ahead; this one holds nothing, so the fetch goes through the server.
         "takeReadAhead(none)",
         "fetchBatch(3-6)",
-        "writeBatch(3-6): spool lost",
+        "write(3-6): spool lost",
         // Resync: the store still has batch 1 only, so the same batch is fetched again, through
         // the queue of whichever worker now runs the workflow (never from a read-ahead).
         "openStream(1)",
         "getWorkerQueue",
         "fetchBatch(3-6)",
-        "writeBatch(3-6)",
+        "write(3-6)",
         "takeReadAhead(none)",
         "fetchBatch(6-8, exhausted)",
-        "writeBatch(6-8)",
+        "write(6-8)",
       ]);
       expect(run.fetches.map((f) => f.cursor)).toEqual([null, at(3), at(3), at(6)]);
       // The drain's end, captured by its first fetch, is kept across the resync.
@@ -324,15 +330,15 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
+        "write(0-3)",
         "takeReadAhead(none)",
         "fetchBatch(3-6)",
-        "writeBatch(3-6): spool lost",
+        "write(3-6): spool lost",
         // The store is a batch ahead of the workflow: it goes on after that batch.
         "openStream(2)",
         "getWorkerQueue",
         "fetchBatch(6-8, exhausted)",
-        "writeBatch(6-8)",
+        "write(6-8)",
       ]);
       expect(run.fetches.map((f) => f.cursor)).toEqual([null, at(3), at(6)]);
       // Each write starts from the position the store holds (the mock refuses any other).
@@ -375,15 +381,15 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
+        "write(0-3)",
         "takeReadAhead(3-6, 6-9)",
-        "writeBatch(3-6)",
-        "writeBatch(6-9)",
+        "write(3-6)",
+        "write(6-9)",
         "takeReadAhead(none)",
         "fetchBatch(9-12)",
-        "writeBatch(9-12)",
+        "write(9-12)",
         "takeReadAhead(12-14)",
-        "writeBatch(12-14)",
+        "write(12-14)",
       ]);
       // Each fetch, local or not, asks from the committed position, with the drain's end.
       expect(run.fetches.map((f) => f.cursor)).toEqual([null, at(9)]);
@@ -406,7 +412,7 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         source,
         ahead: readAhead(source, [1, 1, 1, 1]),
       });
-      expect(run.calls.filter((c) => !c.startsWith("writeBatch"))).toEqual([
+      expect(run.calls.filter((c) => !c.startsWith("write("))).toEqual([
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
@@ -425,20 +431,20 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
+        "write(0-3)",
         "takeReadAhead(3-6, 6-9)",
-        "writeBatch(3-6)",
+        "write(3-6)",
         // The second batch of the call fails: the call returns the first, committed; the next call
         // starts with the failed one, whose failure then fails it (a lost worker here: resync).
-        "writeBatch(6-9): spool lost",
-        "writeBatch(6-9): spool gone",
+        "write(6-9): spool lost",
+        "write(6-9): spool gone",
         "openStream(2)",
         "getWorkerQueue",
         "fetchBatch(6-9)",
-        "writeBatch(6-9)",
+        "write(6-9)",
         "takeReadAhead(none)",
         "fetchBatch(9-12, exhausted)",
-        "writeBatch(9-12)",
+        "write(9-12)",
       ]);
       expect(run.writeBatchesCalls).toEqual([1, 2, 1, 1, 1]);
       expect(run.writes.filter((w) => w.fetched !== null).map((w) => w.previous.batchId)).toEqual([0, 1, 2, 2, 2, 3]);
@@ -453,28 +459,28 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
+        "write(0-3)",
         "takeReadAhead(3-6)",
-        "writeBatch(3-6): spool lost",
+        "write(3-6): spool lost",
         "openStream(1)",
         "getWorkerQueue",
         "fetchBatch(3-6)",
-        "writeBatch(3-6)",
+        "write(3-6)",
         "takeReadAhead(6-8)",
-        "writeBatch(6-8)",
+        "write(6-8)",
       ]);
       expect(run.store).toMatchObject({ cursor: at(8), batchId: 3 });
     });
   });
 
   describe("a queue (ack) source", () => {
-    /** Every ackBatch right after the writeBatch of the same batch; one per written batch. */
+    /** Every ack right after the write of the same batch; one per written batch. */
     function expectAckAfterEachWrite(run: Awaited<ReturnType<typeof runStream>>) {
-      const written = run.calls.filter((c) => c.startsWith("writeBatch("));
-      const acks = run.calls.filter((c) => c.startsWith("ackBatch("));
-      expect(acks).toEqual(written.map((w) => w.replace("writeBatch", "ackBatch")));
+      const written = run.calls.filter((c) => c.startsWith("write("));
+      const acks = run.calls.filter((c) => c.startsWith("ack("));
+      expect(acks).toEqual(written.map((w) => w.replace("write", "ack")));
       run.calls.forEach((c, i) => {
-        if (c.startsWith("ackBatch(")) expect(run.calls[i - 1]).toBe(c.replace("ackBatch", "writeBatch"));
+        if (c.startsWith("ack(")) expect(run.calls[i - 1]).toBe(c.replace("ack", "write"));
       });
     }
 
@@ -486,11 +492,11 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
-        "ackBatch(0-3)",
+        "write(0-3)",
+        "ack(0-3)",
         "fetchBatch(3-5)",
-        "writeBatch(3-5)",
-        "ackBatch(3-5)",
+        "write(3-5)",
+        "ack(3-5)",
         "fetchBatch(empty, exhausted)",
       ]);
       expectAckAfterEachWrite(run);
@@ -509,13 +515,13 @@ describe.skipIf(!env)("stream workflow with mocked activities", () => {
         "openStream(0)",
         "getWorkerQueue",
         "fetchBatch(0-3)",
-        "writeBatch(0-3)",
-        "ackBatch(0-3)",
+        "write(0-3)",
+        "ack(0-3)",
         "fetchBatch(empty)",
         "fetchBatch(empty)",
         "fetchBatch(3-7)",
-        "writeBatch(3-7)",
-        "ackBatch(3-7)",
+        "write(3-7)",
+        "ack(3-7)",
       ]);
       expectAckAfterEachWrite(run);
       expect(run.acked).toEqual([0, 1, 2, 3, 4, 5, 6]);
