@@ -36,7 +36,7 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import { decodeCursorForDisplay } from "./display.js";
-import { nextTriggerAt } from "./trigger.js";
+import { nextTriggerAt } from "../src/pipeline/trigger.js";
 import {
   afterCommit,
   fetchLocally,

@@ -5,7 +5,7 @@
  */
 
 import type { Counts } from "../src/checkpoint/types.js";
-import type { StreamMode } from "../src/pipeline/modes.js";
+import type { StreamMode } from "../src/pipeline/settings.js";
 
 /** available_now, continuous or processing_time (a batch every `intervalMs`). */
 export type RunMode = StreamMode;

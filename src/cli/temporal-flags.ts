@@ -3,10 +3,10 @@ import { resolve } from "node:path";
 import type { RunMode, StreamWorkflowInput } from "../../workflows/types.js";
 import { checkpointLocationProblem } from "../checkpoint/location.js";
 import { parseProcessingTime } from "../contract/normalise/trigger.js";
-import { defaultCheckpointKey, type LoadContractOptions } from "../contract/index.js";
+import type { LoadContractOptions } from "../contract/index.js";
 import { ConfigError } from "../errors.js";
 import type { Contract } from "../contract/types.js";
-import { streamRunSettings } from "../sources/index.js";
+import { resolveStreamSettings, type StreamOverrides } from "../pipeline/settings.js";
 import { oneOf } from "./args.js";
 import { UsageError } from "./types.js";
 
@@ -119,11 +119,47 @@ function workerCheckpoint(location: string): string {
 }
 
 /**
+ * What the stream flags say, as overrides of what the contract declares: the same for `run`,
+ * `start` and `schedule create`, resolved with the contract by `resolveStreamSettings` (in this
+ * process for `run`, on the workers for the others). `--interval` is checked against the mode
+ * once it is known (`checkInterval`).
+ */
+export function streamOverridesOf(values: StreamFlagValues): StreamOverrides {
+  const out: StreamOverrides = {};
+  if (values.mode !== undefined) out.mode = oneOf("--mode", values.mode, STREAM_MODES, "available_now");
+  if (values.interval !== undefined) out.intervalMs = intervalFlag(values.interval);
+  if (values["checkpoint-key"] !== undefined) out.checkpointKey = values["checkpoint-key"];
+  if (values.checkpoint !== undefined) {
+    // A location no store can open is bad input: refused before anything is read or started.
+    const problem = ["target", "memory"].includes(values.checkpoint) ? undefined : checkpointLocationProblem(values.checkpoint);
+    if (problem !== undefined) throw new ConfigError("checkpoint", problem);
+    out.checkpoint = values.checkpoint;
+  }
+  if (values["target-path"] !== undefined) out.targetPath = values["target-path"];
+  const batchSize = positive("--batch-size", values["batch-size"]);
+  if (batchSize !== undefined) out.batchSize = batchSize;
+  const maxWaitMs = positive("--max-wait-ms", values["max-wait-ms"]);
+  if (maxWaitMs !== undefined) out.maxWaitMs = maxWaitMs;
+  const maxRecordBytes = positive("--max-record-bytes", values["max-record-bytes"]);
+  if (maxRecordBytes !== undefined) out.maxRecordBytes = maxRecordBytes;
+  if (values["reset-checkpoint"] === true) out.resetCheckpoint = true;
+  return out;
+}
+
+/** `--interval` goes with processing_time: with another mode it is refused rather than ignored. */
+export function checkInterval(values: StreamFlagValues, mode: RunMode): void {
+  if (values.interval !== undefined && mode !== "processing_time") {
+    throw new UsageError(`--interval goes with --mode processing_time (the mode is ${mode})`);
+  }
+}
+
+/**
  * The workflow input from a contract path, the contract (loaded with the `--var` values) and the
- * flags, which override what the contract declares (`streamRunSettings`). Paths become absolute,
- * because the workers resolve them, not this shell. Without --source, the contract's source: block
- * is used by the workers (the workflow input then carries it explicitly for visibility), its
- * `env:` references unresolved: each worker resolves them from its own environment.
+ * flags. The input carries what the flags say, paths made absolute (the workers resolve them,
+ * not this shell); each worker resolves the rest from the contract with the same rules as
+ * `lakelogic run` (`resolveStreamSettings`). Without --source the contract's source: block is
+ * used (the input carries it explicitly for visibility), its `env:` references unresolved: each
+ * worker resolves them from its own environment.
  */
 export function streamInputOf(
   contractPath: string,
@@ -131,54 +167,41 @@ export function streamInputOf(
   contract: Contract,
   mode: { fallback: RunMode; fromContract: boolean },
 ): StreamWorkflowInput {
-  const settings = streamRunSettings(contract);
+  const overrides = streamOverridesOf(values);
+  // schedule create always drains: the contract's trigger does not choose its mode.
+  if (!mode.fromContract) overrides.mode ??= mode.fallback;
+  const settings = resolveStreamSettings(contract, overrides, { fallbackMode: mode.fallback });
+  checkInterval(values, settings.mode);
   const source = values.source ? parseJsonObject("--source", values.source) : settings.source;
   if (!source || typeof source.type !== "string") {
-    throw new UsageError("give --source '{\"type\": ...}', or a source: block with a type in the contract");
+    throw new UsageError("give --source '{\"type\": ...}', or a source: block in the contract");
   }
   const input: StreamWorkflowInput = {
     contract: resolve(contractPath),
     source: source as StreamWorkflowInput["source"],
-    mode: oneOf("--mode", values.mode, STREAM_MODES, (mode.fromContract ? settings.mode : undefined) ?? mode.fallback),
+    mode: settings.mode,
     // Known here, where the contract was loaded with its vars: the client need not load it again.
-    checkpointKey: values["checkpoint-key"] ?? defaultCheckpointKey(contract),
+    checkpointKey: settings.key,
   };
-  const intervalMs = modeInterval(input.mode, values.interval, settings.intervalMs);
-  if (intervalMs !== undefined) input.intervalMs = intervalMs;
+  if (settings.intervalMs !== undefined) input.intervalMs = settings.intervalMs;
   const vars = varsOf(values.var);
   if (vars) input.vars = vars;
   if (values.env) input.environment = values.env;
   if (values.engine) input.engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
-  const checkpoint = values.checkpoint ?? settings.checkpoint;
-  if (checkpoint) {
-    const problem = checkpoint === "target" ? undefined : checkpointLocationProblem(checkpoint);
-    if (problem !== undefined) throw new ConfigError("checkpoint", problem);
-    input.checkpoint = workerCheckpoint(checkpoint);
-  }
-  if (values["target-path"]) input.targetPath = resolve(values["target-path"]);
-  const batchSize = positive("--batch-size", values["batch-size"]) ?? settings.batchSize;
-  if (batchSize) input.batchSize = batchSize;
-  const maxWaitMs = positive("--max-wait-ms", values["max-wait-ms"]) ?? settings.maxWaitMs;
-  if (maxWaitMs) input.maxWaitMs = maxWaitMs;
-  const maxRecordBytes = positive("--max-record-bytes", values["max-record-bytes"]);
-  if (maxRecordBytes) input.maxRecordBytes = maxRecordBytes;
-  if (values["reset-checkpoint"] === true) input.resetCheckpoint = true;
+  if (typeof overrides.checkpoint === "string") input.checkpoint = workerCheckpoint(overrides.checkpoint);
+  if (overrides.targetPath !== undefined) input.targetPath = resolve(overrides.targetPath);
+  if (overrides.batchSize !== undefined) input.batchSize = overrides.batchSize;
+  if (overrides.maxWaitMs !== undefined) input.maxWaitMs = overrides.maxWaitMs;
+  if (overrides.maxRecordBytes !== undefined) input.maxRecordBytes = overrides.maxRecordBytes;
+  if (overrides.resetCheckpoint) input.resetCheckpoint = true;
   return input;
 }
 
 /** The modes `--mode` takes (run and start; schedule drains only). */
 export const STREAM_MODES = ["available_now", "continuous", "processing_time"] as const;
 
-/**
- * processing_time's interval in ms: `--interval` (30s, "30 seconds"), else the contract's
- * `processing_time`. `--interval` with another mode is refused rather than ignored.
- */
-export function modeInterval(mode: RunMode | undefined, flag: string | undefined, fromContract: number | undefined): number | undefined {
-  if (flag !== undefined && mode !== "processing_time") {
-    throw new UsageError(`--interval goes with --mode processing_time (the mode is ${mode ?? "available_now"})`);
-  }
-  if (mode !== "processing_time") return undefined;
-  if (flag === undefined) return fromContract;
+/** `--interval` in ms (30s, "30 seconds"). */
+function intervalFlag(flag: string): number {
   const ms = parseProcessingTime(flag);
   if (ms === undefined) throw new UsageError(`--interval: expected an interval such as 30s or "30 seconds" (got "${flag}")`);
   return ms;

@@ -1,5 +1,5 @@
-import type { CollectedBatch } from "../batch/collect.js";
-import type { ValidatedBatch } from "../batch/validate.js";
+import type { CollectedBatch } from "./collect.js";
+import type { ValidatedBatch } from "./validate.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, CursorSource, SourceRecord } from "../sources/core/types.js";
 import { SPANS, inStage } from "../observe/trace.js";

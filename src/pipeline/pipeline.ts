@@ -1,9 +1,9 @@
-import { BatchCollector, receiveBatch, recordBytes, type BatchLimits, type CollectedBatch } from "../batch/collect.js";
+import { BatchCollector, receiveBatch, recordBytes, type BatchLimits, type CollectedBatch } from "./collect.js";
 import { encodeCursor } from "../checkpoint/codec.js";
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, CursorSource, Source, SourceLag } from "../sources/core/types.js";
 import { PipelineBatch, type Validator } from "./batch.js";
-import { assertSourceServes, readModeOf, type StreamMode } from "./modes.js";
+import { assertSourceServes, readModeOf, type StreamMode } from "./settings.js";
 import { ReadAhead } from "./read-ahead.js";
 import { SPANS, loadTracing, startStage } from "../observe/trace.js";
 

@@ -1,4 +1,4 @@
-import type { BatchCollector, BatchLimits, CollectedBatch } from "../batch/collect.js";
+import type { BatchCollector, BatchLimits, CollectedBatch } from "./collect.js";
 
 /**
  * Batches of a cursor source collected ahead of their write, in source order, each starting where

@@ -1,26 +1,31 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { addCounts, positionOf, ZERO_COUNTS, type CommitHooks, type StreamPosition } from "../batch/commit.js";
-import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
 import { loadContract, parseProcessingTime } from "../contract/index.js";
-import { streamModeOfTrigger } from "../contract/normalise/trigger.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineName } from "../engine/types.js";
 import { ConfigError } from "../errors.js";
 import { StreamRunError } from "./errors.js";
 import type { BatchReport, RunOptions, StopReason, StreamRunSummary } from "./types.js";
-import type { CheckpointOption } from "../pipeline/checkpoint-option.js";
-import { batchLimits, positiveInt, readAheadDepth, recordLimits, type BatchOptions } from "../pipeline/options.js";
-import { commitBatch, type StreamDestination } from "../pipeline/commit.js";
+import { addCounts, commitBatch, positionOf, ZERO_COUNTS, type CommitHooks, type StreamDestination, type StreamPosition } from "../pipeline/commit.js";
+import { openStream } from "../pipeline/open.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
-import { loadStart } from "../pipeline/start.js";
-import { openTarget } from "../pipeline/target.js";
-import { assertSourceServes, checkRunMode, readModeOf, RUN_MODES, type StreamMode } from "../pipeline/modes.js";
-import { SYSTEM_CLOCK, type TriggerClock } from "../pipeline/clock.js";
-import { nextTriggerAt } from "../../workflows/trigger.js";
-import { CursorFnSource, streamRunSettings, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
+import {
+  assertSourceServes,
+  batchLimits,
+  checkRunMode,
+  positiveInt,
+  readAheadDepth,
+  readModeOf,
+  resolveStreamSettings,
+  RUN_MODES,
+  type BatchOptions,
+  type CheckpointOption,
+  type StreamMode,
+} from "../pipeline/settings.js";
+import { SYSTEM_CLOCK, TriggerSchedule, type TriggerClock } from "../pipeline/trigger.js";
+import { CursorFnSource, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
 import type { Source, SourceLag } from "../sources/core/types.js";
 import { optionNames, refuseUnknownOptions } from "../sources/core/unknown-options.js";
 import { defaultLogger, type Logger } from "../observe/logger.js";
@@ -182,16 +187,29 @@ export class StreamSink {
     }
 
     const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
-    mode ??= streamModeOfTrigger(contract.trigger);
-    const everyMs = mode === "processing_time" ? triggerIntervalMs(runOptions.interval, contract) : undefined;
+    const { checkpoint, checkpointKey, targetPath, resetCheckpoint, batchSize, maxBatchBytes, maxWaitMs, maxRecordBytes, readAhead } = this.options;
+    const intervalMs = runOptions.interval === undefined ? undefined : intervalOf(runOptions.interval);
+    const settings = resolveStreamSettings(contract, {
+      ...(mode !== undefined ? { mode } : {}),
+      ...(intervalMs !== undefined ? { intervalMs } : {}),
+      checkpoint,
+      checkpointKey,
+      targetPath,
+      resetCheckpoint,
+      batchSize,
+      maxBatchBytes,
+      maxWaitMs,
+      maxRecordBytes,
+      readAhead,
+    });
     const source = this.openSource();
     // Before anything opens: a push source in available_now is refused, not run for a moment.
-    assertSourceServes(source, readModeOf(mode));
-    const key = this.options.checkpointKey ?? `stream::${contract.dataset}`;
+    assertSourceServes(source, readModeOf(settings.mode));
+    const { key } = settings;
     const writerId = this.options.writerId ?? `sink:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
     const stop = new AbortController();
-    const detach = this.attachStopSignals(mode, stop);
+    const detach = this.attachStopSignals(settings.mode, stop);
     const resources: Array<() => Promise<void>> = [];
     const startedAt = new Date();
     const state: RunState = { position: undefined, batches: 0, counts: { ...ZERO_COUNTS }, lastLag: undefined };
@@ -212,24 +230,16 @@ export class StreamSink {
     });
 
     try {
-      const engine = await this.openEngine(resources);
-      const target = await openTarget(contract, { targetPath: this.options.targetPath, checkpoint: this.options.checkpoint });
-      resources.push(() => target.close());
-      const perRecord = recordLimits(this.options);
-      const pipeline = new StreamPipeline({
-        source,
-        mode,
-        limits: batchLimits(this.options),
-        validate: (records) => validateRecords(engine, contract, records, perRecord),
-        stop: stop.signal,
-      });
+      const stream = await openStream(settings, await this.openEngine(resources));
+      resources.push(() => stream.close());
+      const pipeline = new StreamPipeline({ source, mode: settings.mode, limits: settings.limits, validate: stream.validate, stop: stop.signal });
       resources.push(() => pipeline.close());
-      state.position = positionOf(await loadStart(target, key, { resetCheckpoint: this.options.resetCheckpoint, ...this.warnTo() }));
+      state.position = positionOf(await stream.start(this.warnTo()));
       resumedFrom = state.position.cursor ?? null;
       await pipeline.open(state.position.cursor);
-      const dest: StreamDestination = { target, key, writerId, hooks: this.options.hooks };
+      const dest: StreamDestination = { target: stream.target, key, writerId, hooks: this.options.hooks };
       const labels = { stream: contract.dataset, checkpointKey: key };
-      const schedule = everyMs === undefined ? undefined : new TriggerSchedule(everyMs, this.options.clock ?? SYSTEM_CLOCK);
+      const schedule = settings.intervalMs === undefined ? undefined : new TriggerSchedule(settings.intervalMs, this.options.clock ?? SYSTEM_CLOCK);
       stoppedBy = await this.loop(pipeline, dest, state, stop.signal, runOptions.maxBatches, labels, schedule);
       return summary();
     } catch (err) {
@@ -364,32 +374,8 @@ export class StreamSink {
   }
 }
 
-/**
- * A processing_time run's triggers: the first when the run starts, each next one on the interval
- * boundary after it, or at once when the batch overran the boundary (nextTriggerAt).
- */
-class TriggerSchedule {
-  private startedAt: number;
-
-  constructor(
-    private readonly everyMs: number,
-    private readonly clock: TriggerClock,
-  ) {
-    this.startedAt = clock.now();
-  }
-
-  /** Wait for the next trigger (a stop ends the wait early). */
-  async waitForNext(stop: AbortSignal): Promise<void> {
-    const next = nextTriggerAt(this.startedAt, this.everyMs, this.clock.now());
-    const wait = next - this.clock.now();
-    if (wait > 0) await this.clock.sleep(wait, stop);
-    this.startedAt = next;
-  }
-}
-
-/** The processing_time interval in ms: the run's, else the contract's, else 0. */
-function triggerIntervalMs(interval: string | number | undefined, contract: Contract): number {
-  if (interval === undefined) return streamRunSettings(contract).intervalMs ?? 0;
+/** A run's `interval` in ms: a number of ms, or text such as "30 seconds" / "30s". */
+function intervalOf(interval: string | number): number {
   const ms = typeof interval === "number" ? interval : parseProcessingTime(interval);
   if (ms === undefined || !Number.isFinite(ms) || ms < 0) {
     throw new ConfigError("interval", `expected an interval such as "30 seconds", "30s" or milliseconds; got ${JSON.stringify(interval)}`);

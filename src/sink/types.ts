@@ -1,4 +1,4 @@
-import type { CollectedBatch } from "../batch/collect.js";
+import type { CollectedBatch } from "../pipeline/collect.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
 import type { DatasetRuleResult, RuleCount } from "../engine/types.js";
 import type { SourceLag } from "../sources/core/types.js";

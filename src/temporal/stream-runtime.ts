@@ -1,6 +1,6 @@
-import { validateRecords, type ValidatedBatch } from "../batch/validate.js";
-import { recordBytes } from "../batch/collect.js";
-import { addCounts, ZERO_COUNTS } from "../batch/commit.js";
+import { validateRecords, type ValidatedBatch } from "../pipeline/validate.js";
+import { recordBytes } from "../pipeline/collect.js";
+import { addCounts, ZERO_COUNTS } from "../pipeline/commit.js";
 import { decodeCursor, encodeCursor } from "../checkpoint/codec.js";
 import { loadContract, type LoadContractOptions } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
@@ -8,10 +8,9 @@ import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { PipelineBatch } from "../pipeline/batch.js";
 import { commitBatch } from "../pipeline/commit.js";
-import { batchLimits, recordLimits } from "../pipeline/options.js";
+import { resolveStreamSettings, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
-import { loadStart } from "../pipeline/start.js";
-import { openTarget, type StreamTarget } from "../pipeline/target.js";
+import { loadStart, openTarget, type StreamTarget } from "../pipeline/open.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { createSource } from "../sources/registry.js";
 import { Spool, type SpoolOptions } from "./spool.js";
@@ -80,6 +79,7 @@ export class StreamRuntime implements BatchRuntime {
   private readonly contracts = new Map<string, Promise<Contract>>();
   private readonly engines = new Map<string, Promise<Engine>>();
   private readonly targets = new Map<string, Promise<StreamTarget>>();
+  private readonly resolved = new Map<string, Promise<StreamSettings>>();
   private readonly pipelines = new Map<string, CachedPipeline>();
 
   private readonly takeReadAheadWaitMs: number;
@@ -98,12 +98,12 @@ export class StreamRuntime implements BatchRuntime {
   }
 
   async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
-    const contract = await this.contract(spec);
-    const key = spec.checkpointKey ?? `stream::${contract.dataset}`;
-    const record = await loadStart(await this.target(spec), key, { resetCheckpoint: spec.resetCheckpoint === true });
+    const settings = await this.settings(spec);
+    const { key } = settings;
+    const record = await loadStart(await this.target(spec), key, { resetCheckpoint: settings.resetCheckpoint });
     return {
       key,
-      dataset: contract.dataset,
+      dataset: settings.contract.dataset,
       cursor: record ? encodeCursor(record.cursor) : null,
       batchId: record?.batchId ?? 0,
       totals: addCounts(ZERO_COUNTS, record?.totals ?? ZERO_COUNTS),
@@ -301,7 +301,7 @@ export class StreamRuntime implements BatchRuntime {
     const pipeline = new StreamPipeline({
       source,
       mode: input.spec.mode,
-      limits: batchLimits(input.spec),
+      limits: (await this.settings(input.spec)).limits,
       validate: (records) => this.validate(input.spec, records),
     });
     let end: DrainEnd;
@@ -354,15 +354,28 @@ export class StreamRuntime implements BatchRuntime {
   }
 
   private async validate(spec: StreamSpec, records: readonly SourceRecord[]): Promise<ValidatedBatch> {
-    const contract = await this.contract(spec);
+    const settings = await this.settings(spec);
     const engine = await cached(this.engines, spec.engine ?? "duckdb", () => createEngine(spec.engine ?? "duckdb"));
-    return validateRecords(engine, contract, records, recordLimits(spec));
+    return validateRecords(engine, settings.contract, records, settings.record);
   }
 
-  private target(spec: StreamSpec): Promise<StreamTarget> {
-    const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.environment ?? null, spec.targetPath ?? null, spec.checkpoint ?? null]);
-    return cached(this.targets, id, async () => openTarget(await this.contract(spec), spec));
+  /** The stream's settings, resolved as every front door resolves them (src/pipeline/settings.ts). */
+  private settings(spec: StreamSpec): Promise<StreamSettings> {
+    return cached(this.resolved, JSON.stringify(spec), async () => resolveStreamSettings(await this.contract(spec), overridesOf(spec)));
   }
+
+  /** One target per lake and checkpoint location, shared by the streams that write there. */
+  private async target(spec: StreamSpec): Promise<StreamTarget> {
+    const settings = await this.settings(spec);
+    const id = JSON.stringify([spec.contract, spec.vars ?? null, spec.environment ?? null, settings.targetPath, settings.checkpoint]);
+    return cached(this.targets, id, () => openTarget(settings.contract, settings));
+  }
+}
+
+/** What the workflow input says about the stream; the contract and the defaults fill in the rest. */
+function overridesOf(spec: StreamSpec): StreamOverrides {
+  const { mode, checkpointKey, checkpoint, targetPath, batchSize, maxBatchBytes, maxWaitMs, maxRecordBytes, resetCheckpoint } = spec;
+  return { mode, checkpointKey, checkpoint, targetPath, batchSize, maxBatchBytes, maxWaitMs, maxRecordBytes, resetCheckpoint };
 }
 
 /** What a cached pipeline was opened for: its source config and mode. */

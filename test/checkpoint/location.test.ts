@@ -10,7 +10,7 @@ import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import type { Contract } from "../../src/contract/types.js";
 import { ConfigError, MissingDependencyError } from "../../src/errors.js";
 import type { LakeWriter } from "../../src/lake/types.js";
-import { openCheckpoint } from "../../src/pipeline/checkpoint-option.js";
+import { openCheckpoint } from "../../src/pipeline/open.js";
 import { loadPeer } from "../../src/util/peer.js";
 
 const SCHEMES = ["s3://", "gs://", "abfss://", "https://<account>.blob.core.windows.net"];
@@ -29,7 +29,7 @@ describe("checkpoint locations that are URIs", () => {
   });
 
   it("opens s3://bucket/ckpt as an object store and never creates a local file or directory", async () => {
-    const { store } = await openCheckpoint("s3://bucket/ckpt", {} as LakeWriter, {} as Contract, undefined);
+    const { store } = await openCheckpoint("s3://bucket/ckpt", {} as LakeWriter, {} as Contract);
     expect(store).toBeInstanceOf(ObjectStoreCheckpointStore);
     expect(store.location).toBe("s3://bucket/ckpt");
     await store.close();
@@ -40,7 +40,7 @@ describe("checkpoint locations that are URIs", () => {
   it.each(["ftp://x", "http://example.com/ckpt", "https://example.com/ckpt", "s3:bucket/ckpt", "mailto:ops"])(
     "refuses %s with a ConfigError naming the supported schemes, creating nothing",
     async (location) => {
-      const err = await openCheckpoint(location, {} as LakeWriter, {} as Contract, undefined).catch((e: unknown) => e);
+      const err = await openCheckpoint(location, {} as LakeWriter, {} as Contract).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConfigError);
       expect((err as ConfigError).option).toBe("checkpoint");
       for (const s of SCHEMES) expect((err as Error).message).toContain(s);

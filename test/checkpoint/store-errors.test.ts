@@ -9,7 +9,7 @@ import {
 } from "../../src/checkpoint/errors.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { LakeLogicError } from "../../src/errors.js";
-import { openCheckpoint } from "../../src/pipeline/checkpoint-option.js";
+import { openCheckpoint } from "../../src/pipeline/open.js";
 import type { Contract } from "../../src/contract/types.js";
 import type { LakeWriter } from "../../src/lake/types.js";
 
@@ -76,7 +76,7 @@ describe("SQLite checkpoint store: errors name the file and say what to do", () 
     mkdirSync(path);
     const contract = { materialization: { format: "duckdb" } } as Pick<Contract, "materialization"> as Contract;
     const lake = {} as LakeWriter;
-    const err = await openCheckpoint(path, lake, contract, undefined).catch((e: unknown) => e);
+    const err = await openCheckpoint(path, lake, contract).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CheckpointCannotOpenError);
     expect((err as Error).message).toContain(path);
   });

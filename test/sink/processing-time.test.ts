@@ -16,8 +16,8 @@ import type { Cursor } from "../../src/checkpoint/types.js";
 import { loadContract } from "../../src/contract/index.js";
 import { ConfigError } from "../../src/errors.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
-import type { TriggerClock } from "../../src/pipeline/clock.js";
-import { nextTriggerAt } from "../../workflows/trigger.js";
+import type { TriggerClock } from "../../src/pipeline/trigger.js";
+import { nextTriggerAt } from "../../src/pipeline/trigger.js";
 import { StreamSink, type BatchReport } from "../../src/sink/index.js";
 import type { CursorSource, ReadOptions, RunMode, SourceRecord } from "../../src/sources/core/types.js";
 

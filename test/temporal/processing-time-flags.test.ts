@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { modeInterval, streamInputOf } from "../../src/cli/temporal-flags.js";
+import { streamInputOf } from "../../src/cli/temporal-flags.js";
 import { UsageError } from "../../src/cli/types.js";
 import { loadContract } from "../../src/contract/index.js";
 
@@ -53,7 +53,8 @@ describe("processing_time on the command line", () => {
     expect(() => streamInputOf(file, { interval: "30s" }, contract, { fallback: "available_now", fromContract: false })).toThrow(
       /--interval goes with --mode processing_time \(the mode is available_now\)/,
     );
-    expect(() => modeInterval("processing_time", "soon", undefined)).toThrow(UsageError);
-    expect(() => modeInterval("processing_time", "soon", undefined)).toThrow(/--interval: expected an interval such as 30s/);
+    const soon = () => streamInputOf(file, { mode: "processing_time", interval: "soon" }, contract, { fallback: "continuous", fromContract: true });
+    expect(soon).toThrow(UsageError);
+    expect(soon).toThrow(/--interval: expected an interval such as 30s/);
   });
 });

@@ -3,10 +3,10 @@ import { encodeCursor } from "../../checkpoint/codec.js";
 import { openCheckpointLocation } from "../../checkpoint/location.js";
 import { ObjectStoreCheckpointStore } from "../../checkpoint/object-store.js";
 import type { CheckpointRecord, CheckpointStore } from "../../checkpoint/types.js";
-import { loadContract } from "../../contract/index.js";
+import { defaultCheckpointKey, loadContract } from "../../contract/index.js";
 import type { Contract } from "../../contract/types.js";
 import { ConfigError } from "../../errors.js";
-import { defaultCheckpointPath } from "../../pipeline/lake-option.js";
+import { resolveStreamSettings } from "../../pipeline/settings.js";
 import { streamRunSettings } from "../../sources/index.js";
 import {
   CURSOR_KINDS,
@@ -133,7 +133,9 @@ function destination(values: { checkpoint?: string; "target-path"?: string }, co
   if (given !== undefined) return given;
   if (!contract) throw new UsageError("give --checkpoint LOCATION, or a CONTRACT whose default checkpoint file to write");
   // A type: stream contract keeps its checkpoint where the run looks for it (its own, or beside the contract).
-  return streamRunSettings(contract).checkpoint ?? defaultCheckpointPath(contract, values["target-path"]);
+  const { checkpoint } = resolveStreamSettings(contract, values["target-path"] === undefined ? {} : { targetPath: values["target-path"] });
+  if (typeof checkpoint !== "string") throw new UsageError("give --checkpoint LOCATION: the contract names no checkpoint file");
+  return checkpoint;
 }
 
 async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
@@ -162,7 +164,7 @@ async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
   const from = values.from ?? (declared !== undefined && (isUri(declared) || existsSync(declared)) ? declared : PYTHON_DEFAULT_CHECKPOINT);
   if (!isUri(from) && !existsSync(from)) throw new UsageError(`--from: no file ${from}`);
 
-  const wanted = values.key ?? (contract ? [`stream::${contract.dataset}`] : undefined);
+  const wanted = values.key ?? (contract ? [defaultCheckpointKey(contract)] : undefined);
   const rows = isUri(from) ? await readPythonObjects(from, wanted) : readPythonCheckpoints(from);
   const keys = wanted ?? rows.map((r) => r.key);
   const missing = keys.filter((k) => !rows.some((r) => r.key === k));

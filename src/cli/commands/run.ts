@@ -1,15 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createSource } from "../../sources/registry.js";
-import { checkpointLocationProblem } from "../../checkpoint/location.js";
 import { loadContract } from "../../contract/index.js";
 import { loadForCommand } from "../contract-load.js";
 import { ConfigError } from "../../errors.js";
-import { PIPELINE_DEFAULTS } from "../../pipeline/options.js";
+import { PIPELINE_DEFAULTS, resolveStreamSettings, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
 import { StreamRunError, StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
-import type { CommitHooks } from "../../batch/commit.js";
-import { streamRunSettings } from "../../sources/index.js";
-import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_MODES, contractLoadOptionsOf, modeInterval } from "../temporal-flags.js";
+import type { CommitHooks } from "../../pipeline/commit.js";
+import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, checkInterval, contractLoadOptionsOf, streamOverridesOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
 import { batchLogLine, eta, summaryText } from "../run-output.js";
@@ -134,20 +132,18 @@ export async function runStream(args: string[], io: CliIO, internal: { hooks?: C
   const engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
 
   const contract = await loadForCommand(contractPath, contractLoadOptionsOf(values), io, "run");
-  // What the contract declares (trigger, batch size, checkpoint, …); the flags override it.
-  const settings = streamRunSettings(contract);
-  const mode = oneOf("--mode", values.mode, STREAM_MODES, settings.mode ?? "available_now");
+  // The flags override what the contract declares (trigger, batch size, checkpoint, …): resolved
+  // here as StreamSink and the workers resolve them.
+  const overrides = streamOverridesOf(values);
+  const settings = resolveStreamSettings(contract, overrides);
+  checkInterval(values, settings.mode);
   const sourceConfig = values.source ? parseSource(values.source) : settings.source;
   if (!sourceConfig) {
     throw new ConfigError("source", "give --source, or a source: block in the contract");
   }
-  const checkpoint = values.checkpoint ?? settings.checkpoint;
-  // A location no store can open is bad input: refused before anything is read.
-  const problem = checkpoint === undefined || checkpoint === "memory" || checkpoint === "target" ? undefined : checkpointLocationProblem(checkpoint);
-  if (problem !== undefined) throw new ConfigError("checkpoint", problem);
   const observe = await setupObservability(values, io);
   try {
-    return await drain(values, io, { contract, source: await createSource(sourceConfig), mode, engine, checkpoint, settings, observe }, internal);
+    return await drain(values, io, { contract, source: await createSource(sourceConfig), engine, overrides, settings, observe }, internal);
   } finally {
     await observe.close();
   }
@@ -168,41 +164,37 @@ function parseRunArgs(args: string[]) {
 interface Prepared {
   contract: Awaited<ReturnType<typeof loadContract>>;
   source: Awaited<ReturnType<typeof createSource>>;
-  mode: Parameters<StreamSink["run"]>[0];
   engine: "duckdb" | "polars";
-  checkpoint: string | undefined;
-  settings: ReturnType<typeof streamRunSettings>;
+  /** What the flags say; the sink resolves them with the contract as `settings` shows. */
+  overrides: StreamOverrides;
+  settings: StreamSettings;
   observe: Observability;
 }
 
 /** Run the sink and print its summary: text, or one JSON line with --json. */
 async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hooks?: CommitHooks }): Promise<number> {
-  const { contract, source, mode, engine, checkpoint, settings, observe } = p;
+  const { contract, source, engine, overrides, settings, observe } = p;
   const { logger } = observe;
   const tty = process.stderr.isTTY === true;
   const progress = tty ? new Progress(io) : undefined;
-  const key = values["checkpoint-key"] ?? `stream::${contract.dataset}`;
+  const { key } = settings;
   const onBatch = (b: BatchReport) => {
     if (progress) progress.update(b);
     else logger.info("batch committed", batchLogLine(key, b));
   };
+  // The mode and interval go to run(), as settled above.
+  const { mode: _mode, intervalMs: _interval, ...options } = overrides;
   const sink = new StreamSink(contract, source, {
     engine,
-    checkpoint,
-    checkpointKey: values["checkpoint-key"],
-    resetCheckpoint: values["reset-checkpoint"] === true,
-    targetPath: values["target-path"],
-    batchSize: positive("--batch-size", values["batch-size"]) ?? settings.batchSize,
-    maxWaitMs: positive("--max-wait-ms", values["max-wait-ms"]) ?? settings.maxWaitMs,
-    maxRecordBytes: positive("--max-record-bytes", values["max-record-bytes"]),
+    ...options,
     onBatch,
     logger,
     ...(observe.metrics ? { metrics: observe.metrics } : {}),
     ...(internal.hooks ? { hooks: internal.hooks } : {}),
   });
   try {
-    const interval = modeInterval(mode, values.interval, settings.intervalMs);
-    const summary = await sink.run(mode, { maxBatches: positive("--max-batches", values["max-batches"]), ...(interval !== undefined ? { interval } : {}) });
+    const interval = settings.intervalMs;
+    const summary = await sink.run(settings.mode, { maxBatches: positive("--max-batches", values["max-batches"]), ...(interval !== undefined ? { interval } : {}) });
     progress?.done();
     io.stdout(values.json ? summaryLine(summary) : summaryText(summary));
     return EXIT.ok;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { describeRecord, limitBreach, MAX_NESTING_DEPTH } from "../../src/batch/limits.js";
-import { validateRecords } from "../../src/batch/validate.js";
+import { describeRecord, limitBreach, MAX_NESTING_DEPTH } from "../../src/pipeline/limits.js";
+import { validateRecords } from "../../src/pipeline/validate.js";
 import type { Engine, ValidationResult } from "../../src/engine/types.js";
 import { makeContract } from "../support/contract.js";
 

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BatchCollector, recordBytes } from "../../src/batch/collect.js";
+import { BatchCollector, recordBytes } from "../../src/pipeline/collect.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 
 /** A source whose records arrive when the test pushes them: a quiet stream on demand. */

@@ -1,0 +1,199 @@
+/**
+ * A stream's settings, resolved in one place for every front door — StreamSink, `lakelogic run`,
+ * `lakelogic start` and the Temporal workers: the defaults, then what the contract declares (its
+ * trigger, a `type: stream` source's run options, `materialization.target_path`), then what the
+ * caller says (options, flags, the workflow input). Nothing here opens anything (./open.ts does).
+ */
+import { join } from "node:path";
+import type { CheckpointStore } from "../checkpoint/types.js";
+import { defaultCheckpointKey } from "../contract/index.js";
+import type { Contract } from "../contract/types.js";
+import { ConfigError } from "../errors.js";
+import type { RunMode, Source } from "../sources/core/types.js";
+import type { Environment } from "../sources/core/spec.js";
+import { streamRunSettings } from "../sources/stream/run-settings.js";
+import { memoryProfile } from "../util/memory-profile.js";
+import type { TriggerRunMode } from "../contract/normalise/trigger.js";
+import { DEFAULT_MAX_RECORD_BYTES, type RecordLimits } from "./limits.js";
+import type { BatchLimits } from "./collect.js";
+
+/**
+ * How a run goes: `available_now` drains to the end snapshot and stops; `continuous` cuts the
+ * next batch as soon as the one before is committed; `processing_time` starts a batch every
+ * interval (Spark's Trigger.ProcessingTime). A source sees only how it is read (`RunMode`):
+ * processing_time reads it as continuous (see `readModeOf`).
+ */
+export type StreamMode = TriggerRunMode;
+
+export const RUN_MODES: readonly StreamMode[] = ["available_now", "continuous", "processing_time"];
+
+/** Where the cursor lives: a store, `"target"` (in the lake's own commit), `"memory"`, an object-store URI or a SQLite path. */
+export type CheckpointOption = CheckpointStore | "target" | "memory" | string;
+
+/** The lake directory when neither the caller nor the contract names one. */
+export const DEFAULT_TARGET_PATH = "./lake";
+
+/** How a stream cuts its batches: the options every front door takes. */
+export interface BatchOptions {
+  /** Records per batch. Default 1000. */
+  batchSize?: number;
+  /** Bytes per batch (raw payload, or an estimate). Default 16 MiB. */
+  maxBatchBytes?: number;
+  /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
+  maxWaitMs?: number;
+  /**
+   * Largest record: its raw payload in bytes, or for an object without one, its JSON text
+   * (estimated from below). A larger record is quarantined (rule `limit`) before validation,
+   * and the stream goes on. Default 16 MiB.
+   */
+  maxRecordBytes?: number;
+}
+
+/** What a caller may say about a stream; anything left out comes from the contract, then the defaults. */
+export interface StreamOverrides extends BatchOptions {
+  mode?: StreamMode;
+  /** processing_time: a batch starts every this many ms. */
+  intervalMs?: number;
+  checkpointKey?: string;
+  checkpoint?: CheckpointOption;
+  /** Lake directory or URI; overrides `materialization.target_path`. */
+  targetPath?: string;
+  readAhead?: number;
+  resetCheckpoint?: boolean;
+}
+
+/** A stream's settings, every one decided. */
+export interface StreamSettings {
+  contract: Contract;
+  /** Checkpoint key: the caller's, else `stream::<dataset>`. */
+  key: string;
+  mode: StreamMode;
+  /** processing_time: the interval between batch starts (ms); undefined in the other modes. */
+  intervalMs: number | undefined;
+  /** The caller's, else the contract's `materialization.target_path`, else `./lake`. */
+  targetPath: string;
+  /** The caller's, else the contract's (`type: stream`), else `<targetPath>/_lakelogic/checkpoints.sqlite`. */
+  checkpoint: CheckpointOption;
+  limits: BatchLimits;
+  record: RecordLimits;
+  /** Batches read and validated while the one before is written. */
+  readAhead: number;
+  resetCheckpoint: boolean;
+  /** The contract's source config (with the run's defaults, e.g. a Kafka consumer group), if it has one. */
+  source: { type: string; [option: string]: unknown } | undefined;
+}
+
+/** The one set of defaults, for every front door. */
+export const PIPELINE_DEFAULTS = Object.freeze({
+  batchSize: 1000,
+  maxBatchBytes: 16 * 1024 * 1024,
+  maxWaitMs: 1000,
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+  /** Batches read and validated while the one before is written (1 under the lean memory profile). */
+  readAhead: 2,
+  leanReadAhead: 1,
+});
+
+export interface ResolveOptions {
+  /** The mode when neither the caller nor the contract's trigger names one. Default available_now. */
+  fallbackMode?: StreamMode;
+  /** `LAKELOGIC_CHECKPOINT_ROOT` and the `env:` references of run options. Default process.env. */
+  env?: Environment;
+}
+
+/** Resolve a stream's settings: defaults ← contract ← caller. A bad value is a ConfigError naming it. */
+export function resolveStreamSettings(contract: Contract, caller: StreamOverrides = {}, options: ResolveOptions = {}): StreamSettings {
+  const declared = streamRunSettings(contract, options.env);
+  const mode = caller.mode === undefined ? (declared.mode ?? options.fallbackMode ?? "available_now") : checkRunMode(caller.mode);
+  const targetPath = caller.targetPath ?? contract.materialization.targetPath ?? DEFAULT_TARGET_PATH;
+  const batch: BatchOptions = {
+    ...caller,
+    batchSize: caller.batchSize ?? declared.batchSize,
+    maxWaitMs: caller.maxWaitMs ?? declared.maxWaitMs,
+  };
+  return {
+    contract,
+    key: caller.checkpointKey ?? defaultCheckpointKey(contract),
+    mode,
+    intervalMs: mode === "processing_time" ? nonNegative("interval", caller.intervalMs ?? declared.intervalMs ?? 0) : undefined,
+    targetPath,
+    checkpoint: caller.checkpoint ?? declared.checkpoint ?? defaultCheckpointPath(targetPath),
+    limits: batchLimits(batch),
+    record: recordLimits(batch),
+    readAhead: readAheadDepth(caller.readAhead),
+    resetCheckpoint: caller.resetCheckpoint === true,
+    source: declared.source,
+  };
+}
+
+/** Where a stream keeps its checkpoints when neither the caller nor the contract says. */
+export function defaultCheckpointPath(targetPath: string): string {
+  return join(targetPath, "_lakelogic", "checkpoints.sqlite");
+}
+
+/** `mode` is one of RUN_MODES; a ConfigError naming it otherwise. */
+export function checkRunMode(mode: unknown): StreamMode {
+  if (!RUN_MODES.includes(mode as StreamMode)) {
+    throw new ConfigError("mode", `expected one of ${RUN_MODES.join(", ")}; got ${JSON.stringify(mode)}`);
+  }
+  return mode as StreamMode;
+}
+
+/** How the source is read in `mode`: a processing_time run keeps reading between its triggers. */
+export function readModeOf(mode: StreamMode): RunMode {
+  return mode === "available_now" ? "available_now" : "continuous";
+}
+
+/**
+ * Refuse a mode the source declares it cannot serve (`Source.modes`), before anything is opened:
+ * a push endpoint in available_now would listen for a moment, call that a drain, and turn away
+ * the deliveries that come after.
+ */
+export function assertSourceServes(source: Source, mode: RunMode): void {
+  const declared = source.modes === undefined && source.continuousOnly === true;
+  const modes = declared ? ["continuous"] : source.modes;
+  if (modes === undefined || modes.includes(mode)) return;
+  const only = modes.join(", ");
+  const how = `Run it "continuous" (a signal, stop or maxBatches ends the run)`;
+  let why = `it serves only ${only}`;
+  if (mode === "available_now") {
+    why = declared
+      ? `it declares continuousOnly: it follows a feed that has no end, so a drain would never finish. ${how}`
+      : "it receives only what is pushed to it while it runs, so there is no backlog to drain and no end to stop at. " +
+        `${how}, or let the sender write to a queue or Kafka topic and drain that on a schedule`;
+  }
+  throw new ConfigError("mode", `${source.description} cannot run ${mode} (it runs ${only} only): ${why}`);
+}
+
+/** Batch limits from the options, defaults filled in; a ConfigError names a bad value. */
+export function batchLimits(options: BatchOptions): BatchLimits {
+  recordLimits(options); // every stream option is checked together, when the runtime is set up
+  return {
+    maxRecords: positiveInt("batchSize", options.batchSize ?? PIPELINE_DEFAULTS.batchSize),
+    maxBytes: positiveInt("maxBatchBytes", options.maxBatchBytes ?? PIPELINE_DEFAULTS.maxBatchBytes),
+    maxWaitMs: positiveInt("maxWaitMs", options.maxWaitMs ?? PIPELINE_DEFAULTS.maxWaitMs),
+  };
+}
+
+/** Per-record limits from the options, defaults filled in; a ConfigError names a bad value. */
+export function recordLimits(options: BatchOptions): RecordLimits {
+  return { maxRecordBytes: positiveInt("maxRecordBytes", options.maxRecordBytes ?? PIPELINE_DEFAULTS.maxRecordBytes) };
+}
+
+/** The read-ahead depth: the caller's, else the memory profile's default. */
+export function readAheadDepth(readAhead: number | undefined): number {
+  const fallback = memoryProfile() === "lean" ? PIPELINE_DEFAULTS.leanReadAhead : PIPELINE_DEFAULTS.readAhead;
+  return positiveInt("readAhead", readAhead ?? fallback);
+}
+
+export function positiveInt(option: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(option, `expected a whole number >= 1; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function nonNegative(option: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new ConfigError(option, `expected milliseconds >= 0; got ${JSON.stringify(value)}`);
+  return value;
+}
