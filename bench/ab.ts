@@ -78,7 +78,7 @@ for (let b = 0; b < batches; b++) {
     const t0 = performance.now();
     const result = await t.engine.validate(records, t.contract);
     const t1 = performance.now();
-    // As src/batch/commit.ts builds it: rows only if the writer asks for them.
+    // As src/pipeline/commit.ts builds it: rows only if the writer asks for them.
     const request = {
       batchId: b + 1,
       bad: result.bad.map((r) => ({ record: r.record, errors: r.errors, position: r.index + b * BATCH })),

@@ -209,7 +209,7 @@ async function runOne(opts: Options & { engine: EngineName }): Promise<void> {
         await writing; // the previous batch is written before this one starts (as in StreamSink)
         const id = ++batchId;
         const w0 = performance.now();
-        // As src/batch/commit.ts does: the engine's GoodColumns go along, rows only if asked for.
+        // As src/pipeline/commit.ts does: the engine's GoodColumns go along, rows only if asked for.
         // …and names the stream, as for a source that replays from its cursor.
         const request = {
           batchId: id,

@@ -11,7 +11,7 @@ import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import type { RunMode, Source } from "../sources/core/types.js";
 import type { Environment } from "../sources/core/spec.js";
-import { streamRunSettings } from "../sources/stream/run-settings.js";
+import { streamRunSettings } from "../sources/index.js";
 import { memoryProfile } from "../util/memory-profile.js";
 import type { TriggerRunMode } from "../contract/normalise/trigger.js";
 import { DEFAULT_MAX_RECORD_BYTES, type RecordLimits } from "./limits.js";

@@ -70,7 +70,7 @@ export function parseJsonRecord(text: string): unknown {
 
 /**
  * Deepest nesting the careful writer follows. Records are checked for depth before they reach
- * the lake (src/batch/limits.ts allows far less); this bound only keeps the writer's own
+ * the lake (src/pipeline/limits.ts allows far less); this bound only keeps the writer's own
  * recursion, a few frames per level, well inside the stack whatever it is given.
  */
 export const MAX_JSON_DEPTH = 512;

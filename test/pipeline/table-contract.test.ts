@@ -16,7 +16,7 @@ import type { StreamSpec } from "../../workflows/types.js";
 import { writeOrders } from "../temporal/support.js";
 
 /**
- * Both runtimes open the lake through src/pipeline/target.ts, so a contract changed under an
+ * Both runtimes open the lake through src/pipeline/open.ts, so a contract changed under an
  * existing table (docs/lake.md, "The table's contract") stops StreamSink before it reads a
  * record, and fails the Temporal runtime's openStream with an error its activities hand to
  * Temporal as non-retryable: a retry would meet the same table.
