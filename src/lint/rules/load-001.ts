@@ -10,7 +10,8 @@ export const load001: ContractRule = {
   title: "Contract the loader refuses",
   description:
     "Lint loads every contract as the run does (with the `_system.yaml` / `_domain.yaml` above it and the " +
-    "`--var` / `--env` values given) and reports each problem the loader finds: an unknown field type, a rule " +
+    "`--var` / `--env` values given) and reports each problem the loader finds: an unknown field type, a key one " +
+    "typo away from a known one (`materialisation`, `requird`, whose setting would otherwise be ignored), a rule " +
     "expression that is not allowed, a field a rule names that the model does not declare, a value of the wrong " +
     "kind. `run`, `start` and `schedule create` refuse such a contract. When another rule already reports a " +
     "problem on the same line, only that rule's finding is shown; a registry value read from an environment " +
