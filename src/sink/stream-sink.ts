@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { addCounts, positionOf, ZERO_COUNTS, type CommitHooks, type StreamPosition } from "../batch/commit.js";
 import { validateRecords } from "../batch/validate.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
-import { loadContract, parseProcessingTime } from "../contract/index.js";
+import { checkContractSql, loadContract, parseProcessingTime } from "../contract/index.js";
 import { streamModeOfTrigger } from "../contract/normalise/trigger.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
@@ -182,6 +182,8 @@ export class StreamSink {
     }
 
     const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
+    // A contract built by parseContract or by hand: its sql rules bind before anything opens.
+    await checkContractSql(contract);
     mode ??= streamModeOfTrigger(contract.trigger);
     const everyMs = mode === "processing_time" ? triggerIntervalMs(runOptions.interval, contract) : undefined;
     const source = this.openSource();

@@ -89,6 +89,16 @@ describe("lint runs the loader", () => {
     expect(r.stdout).toContain("critical LOAD-001");
   });
 
+  it("has DuckDB parse and bind sql rules: one that does not parse is LOAD-001 at its sql key, and lint exits 1", async () => {
+    const path = file(
+      "sql-syntax.yaml",
+      "dataset: calls\nmodel:\n  fields:\n    - { name: duration_ms, type: long }\nquality:\n  row_rules:\n    - name: duration_not_negative\n      sql: duration_ms >= 0 AND\n",
+    );
+    const r = await lint(path);
+    expect(r.stdout).toContain(`${path}:8:7 critical LOAD-001 quality.row_rules[0].sql: Parser Error: syntax error at end of input`);
+    expect(r.code).toBe(1);
+  });
+
   it("reports a YAML file that is not a contract (a compose file) as LOAD-003", async () => {
     const compose = file("docker-compose.yml", "services:\n  kafka:\n    image: apache/kafka\n    ports: ['9092:9092']\n");
     const r = await lint(compose, "--format", "json");

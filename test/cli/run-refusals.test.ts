@@ -2,7 +2,7 @@
  * `lakelogic run` refuses, before reading anything, a config that would leak a secret or run
  * against the wrong place: a literal secret in the source, an unresolved `{placeholder}`, a
  * checkpoint location no store can open, a contract that does not say what its author meant (a
- * misspelt section or field key). Each exits 2 (bad input) with the reason.
+ * misspelt section, a sql rule DuckDB does not parse). Each exits 2 (bad input) with the reason.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -152,5 +152,29 @@ describe("lakelogic run: a contract that does not say what its author meant", ()
     const r = await runOrders("requird", base);
     expect(r.stderr).toMatch(/:15:37 model\.fields\[4\]\.requird: unknown key 'requird' in a field \(did you mean required\?\)/);
     expect(r.code).toBe(2);
+  });
+
+  it("a sql rule DuckDB does not parse exits 2 at the rule's sql key, before a record is read", async () => {
+    const base = ORDERS.replace('sql: "quantity BETWEEN 1 AND 1000"', 'sql: "quantity >= 0 AND"');
+    expect(base).not.toBe(ORDERS);
+    const r = await runOrders("sql-syntax", base);
+    expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: Parser Error: syntax error at end of input`);
+    expect(r.stderr).not.toContain("SELECT");
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
+  });
+
+  it("a sql rule naming a column the contract lacks exits 2 at the rule, naming the column", async () => {
+    const r = await runOrders("sql-column", ORDERS.replace('sql: "quantity BETWEEN 1 AND 1000"', 'sql: "qty BETWEEN 1 AND 1000"'));
+    expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: qty is not a field of this contract`);
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
+  });
+
+  it("a sql rule DuckDB cannot bind over the typed fields exits 2 with DuckDB's reason", async () => {
+    const r = await runOrders("sql-types", ORDERS.replace('sql: "quantity BETWEEN 1 AND 1000"', 'sql: "length(quantity) < 5"'));
+    expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: Binder Error: No function matches the given name and argument types 'length(BIGINT)'`);
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
   });
 });
