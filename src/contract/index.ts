@@ -3,6 +3,7 @@ export { loadContract, parseContract, contractFromObject, defaultCheckpointKey, 
 export type { LoadContractOptions } from "./load.js";
 export { parseProcessingTime, runModeOfTrigger } from "./normalise/trigger.js";
 export { ContractError, formatProblem } from "./errors.js";
+export { checkContractSql, contractSqlProblems } from "./sql-bind.js";
 export type { ContractProblem } from "./errors.js";
 export {
   checkRuleExpression,

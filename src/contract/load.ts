@@ -2,9 +2,12 @@
  * Load a YAML data contract into the normalised `Contract` every other layer reads.
  *
  * Compatibility first: a contract written for the Python original loads unchanged. Keys we do
- * not use are ignored (unknown ones get a did-you-mean warning); features we do not perform
- * (transformations, reference-data rules, delta tables…) load with an `unsupported` warning so
- * nothing is dropped silently. Everything wrong is collected and thrown as one `ContractError`.
+ * not use are ignored (an unknown one with a warning; one a typo away from a known key is an
+ * error, since its setting would be lost); features we do not perform (transformations,
+ * reference-data rules, delta tables…) load with an `unsupported` warning so nothing is dropped
+ * silently. Everything wrong is collected and thrown as one `ContractError`.
+ * `loadContract` also has DuckDB parse and bind the `sql` rules (sql-bind.ts); the synchronous
+ * `parseContract` and `contractFromObject` only guard them, and StreamSink binds what they return.
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +17,7 @@ import { describe, isObj } from "./normalise/read.js";
 import type { Contract } from "./types.js";
 import { resolveInheritance, resolveWith, type Inherited } from "./inherit/index.js";
 import { readContractFile } from "./read-file.js";
+import { checkContractSql } from "./sql-bind.js";
 import { parseYaml, type YamlDoc } from "./yaml.js";
 
 export { regexProblem } from "./normalise/regex.js";
@@ -53,6 +57,7 @@ function normaliseResolved(resolved: Inherited | undefined, data: unknown, file:
 /**
  * Parse and normalise contract YAML text. `file` is only used in messages and `Contract.file`;
  * no registry files are read (`loadContract` reads those), so placeholders resolve from `vars` only.
+ * Synchronous, so `sql` rules are guarded but not bound by DuckDB (`loadContract` does that).
  */
 export function parseContract(text: string, file?: string, options?: Pick<LoadContractOptions, "vars">): Contract {
   const doc = parsed(text, file);
@@ -81,9 +86,15 @@ function looksLikePath(s: string, resolved: string): boolean {
 
 /**
  * Load a contract from a file path (a string ending in .yaml/.yml, or naming an existing file),
- * from YAML text (any other string), or from a plain object.
+ * from YAML text (any other string), or from a plain object; its `sql` rules parsed and bound.
  */
 export async function loadContract(input: string | Record<string, unknown>, options?: LoadContractOptions): Promise<Contract> {
+  const contract = await normalised(input, options);
+  await checkContractSql(contract);
+  return contract;
+}
+
+async function normalised(input: string | Record<string, unknown>, options?: LoadContractOptions): Promise<Contract> {
   if (typeof input !== "string") {
     if (!isObj(input)) {
       throw new ContractError([{ path: "", message: `found ${describe(input)}`, expected: "a file path, YAML text or a contract object" }]);

@@ -4,6 +4,7 @@
  * over the DuckDB statement's evaluated rows, and as one Polars computation over the good rows.
  */
 import type * as PolarsModule from "nodejs-polars";
+import { datasetValueSql } from "../contract/sql-bind.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { BAD_COL, type DatasetPlan } from "./plan-types.js";
 
@@ -21,7 +22,7 @@ export function duckdbMeasure(d: DatasetPlan, good = `NOT ${BAD_COL}`): string {
     case "sql": {
       // The query's one value over the written rows; `ev` names the columns as the fields.
       const { select, where } = d.rule.query;
-      return `(SELECT CAST((${select}) AS DOUBLE) FROM ev WHERE ${good}${where !== undefined ? ` AND (${where})` : ""})`;
+      return `(SELECT ${datasetValueSql(select)} FROM ev WHERE ${good}${where !== undefined ? ` AND (${where})` : ""})`;
     }
   }
 }
@@ -37,7 +38,7 @@ export function polarsMeasure(pl: Pl, good: PolarsModule.DataFrame, d: DatasetPl
       return 0;
     case "sql": {
       const { select, where } = d.rule.query;
-      const query = `SELECT CAST((${select}) AS DOUBLE) AS v FROM batch${where !== undefined ? ` WHERE ${where}` : ""}`;
+      const query = `SELECT ${datasetValueSql(select)} AS v FROM batch${where !== undefined ? ` WHERE ${where}` : ""}`;
       const out = pl.SQLContext({ batch: good.lazy() }).execute(query, { eager: true });
       const v = out.getColumn("v").toArray()[0] as number | null | undefined;
       return v === null || v === undefined ? null : Number(v);

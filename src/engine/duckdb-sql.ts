@@ -3,6 +3,7 @@
  * statement's one parameter, and the statements themselves (the one that validates a batch, and
  * the probes that look for what made it fail).
  */
+import { rowRuleSql } from "../contract/sql-bind.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { duckdbMeasure } from "./dataset-measure.js";
 import type { EncodedBatch } from "./encode.js";
@@ -103,7 +104,8 @@ export function toSql(e: Expr): string {
         ? `TRY_CAST(${toSql(e.text)} AS DECIMAL(${e.precision},${e.scale}))`
         : `CAST(${toSql(e.e)} AS DECIMAL(${e.precision},${e.scale}))`;
     case "sqlRule":
-      return `coalesce(CAST((${e.sql}) AS BOOLEAN), FALSE)`;
+      // As the contract loader bound it (sql-bind.ts).
+      return rowRuleSql(e.sql);
     case "lastInGroup":
       // PARTITION BY groups NULLs together, as the op says.
       return `(row_number() OVER (PARTITION BY ${e.keys.map(toSql).join(", ")} ORDER BY ${toSql(e.order)} DESC) = 1)`;

@@ -6,6 +6,7 @@
 import v8 from "node:v8";
 import vm from "node:vm";
 import type * as PolarsModule from "nodejs-polars";
+import { rowRuleSql as sqlRule } from "../contract/sql-bind.js";
 import type { Contract } from "../contract/types.js";
 import { ConfigError, MissingDependencyError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
@@ -214,8 +215,6 @@ function collector(): (() => void) | undefined {
   }
   return gcFn ?? undefined;
 }
-
-const sqlRule = (sql: string): string => `coalesce(CAST((${sql}) AS BOOLEAN), FALSE)`;
 
 interface Compiled {
   plan: Plan;

@@ -10,6 +10,7 @@
  * refuses the rest (unknown functions, columns) when the driver compiles the statement.
  */
 import { analyzeRuleExpression } from "../contract/index.js";
+import { datasetValueSql, rowRuleSql } from "../contract/sql-bind.js";
 import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { stageComposite } from "./composite.js";
@@ -215,7 +216,7 @@ export function toSparkSql(e: Expr): string {
     case "decimalValue":
       return `CAST(${s(e.e)} AS DECIMAL(${e.precision},${e.scale}))`;
     case "sqlRule":
-      return `coalesce(CAST((${e.sql}) AS BOOLEAN), FALSE)`;
+      return rowRuleSql(e.sql);
     case "lastInGroup":
       return `(row_number() OVER (PARTITION BY ${e.keys.map(s).join(", ")} ORDER BY ${s(e.order)} DESC) = 1)`;
     case "timestampToMicros":
@@ -263,7 +264,7 @@ function sparkMeasure(d: DatasetPlan, good: string): string {
       return "SELECT CAST(0 AS DOUBLE)";
     case "sql": {
       const { select, where } = d.rule.query;
-      return `SELECT CAST((${select}) AS DOUBLE) FROM ${EVAL_VIEW} WHERE ${good}${where !== undefined ? ` AND (${where})` : ""}`;
+      return `SELECT ${datasetValueSql(select)} FROM ${EVAL_VIEW} WHERE ${good}${where !== undefined ? ` AND (${where})` : ""}`;
     }
   }
 }

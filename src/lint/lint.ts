@@ -6,6 +6,8 @@ import { contractSizeMessage, formatPath, MAX_CONTRACT_BYTES, parseYaml, type Ya
 import { ConfigError } from "../errors.js";
 import { isMapping, RawContract, type LintContext } from "./raw.js";
 import { RULES } from "./rules/index.js";
+import { load001, load001Hits } from "./rules/load-001.js";
+import { sqlProblems } from "./rules/loader.js";
 import type { Finding, LintRule, RuleHit } from "./types.js";
 
 const CONTRACT_EXTENSIONS: ReadonlySet<string> = new Set([".yaml", ".yml"]);
@@ -40,20 +42,40 @@ export function compareFindings(a: Finding, b: Finding): number {
 /**
  * Lint one contract's text. Document rules (PARSE-000) run first; contract rules run only when
  * the file parsed to a mapping, because they read keys and would only add noise otherwise.
+ * Synchronous, so `sql` rules are guarded but not bound by DuckDB; `lintPaths` binds them too.
  */
 export function lintText(text: string, file: string, rules: readonly LintRule[] = RULES, options: LintOptions = {}): Finding[] {
+  return withoutRestatements(linted(text, file, rules, options).findings).sort(compareFindings);
+}
+
+interface Linted {
+  findings: Finding[];
+  doc: YamlDoc;
+  /** The document as the contract rules saw it, when they ran. */
+  contract?: RawContract;
+}
+
+function linted(text: string, file: string, rules: readonly LintRule[], options: LintOptions): Linted {
   const doc = parseYaml(text, file);
   const findings: Finding[] = [];
   for (const rule of rules) {
     if (rule.scope !== "document") continue;
     for (const hit of rule.check(doc)) findings.push(toFinding(rule, hit, doc, file));
   }
-  if (findings.length === 0 && doc.errors.length === 0 && isMapping(doc.data)) {
-    const contract = new RawContract(doc.data, doc, { ...options, file });
-    for (const rule of rules) {
-      if (rule.scope !== "contract") continue;
-      for (const hit of rule.check(contract)) findings.push(toFinding(rule, hit, doc, file));
-    }
+  if (findings.length > 0 || doc.errors.length > 0 || !isMapping(doc.data)) return { findings, doc };
+  const contract = new RawContract(doc.data, doc, { ...options, file });
+  for (const rule of rules) {
+    if (rule.scope !== "contract") continue;
+    for (const hit of rule.check(contract)) findings.push(toFinding(rule, hit, doc, file));
+  }
+  return { findings, doc, contract };
+}
+
+/** As `lintText`, and the `sql` rules of a contract that loads are parsed and bound by DuckDB (LOAD-001), as the run does. */
+async function lintBound(text: string, file: string, options: LintOptions): Promise<Finding[]> {
+  const { findings, doc, contract } = linted(text, file, RULES, options);
+  if (contract) {
+    for (const hit of load001Hits(contract, await sqlProblems(contract))) findings.push(toFinding(load001, hit, doc, file));
   }
   return withoutRestatements(findings).sort(compareFindings);
 }
@@ -148,7 +170,7 @@ async function lintFile(file: string, options: LintOptions): Promise<Finding[]> 
   }
   const registry = await registryOf(file);
   if (Array.isArray(registry)) return registry;
-  return lintText(text, file, RULES, { ...options, registry });
+  return lintBound(text, file, { ...options, registry });
 }
 
 /** Lint files and directories; each contract is judged with the registry files above it and `options.vars`. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Counts, Cursor } from "../checkpoint/types.js";
-import { loadContract, parseProcessingTime } from "../contract/index.js";
+import { checkContractSql, loadContract, parseProcessingTime } from "../contract/index.js";
 import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineName } from "../engine/types.js";
@@ -187,6 +187,8 @@ export class StreamSink {
     }
 
     const contract = isContract(this.contractInput) ? this.contractInput : await loadContract(this.contractInput);
+    // A contract built by parseContract or by hand: its sql rules bind before anything opens.
+    await checkContractSql(contract);
     const { checkpoint, checkpointKey, targetPath, resetCheckpoint, batchSize, maxBatchBytes, maxWaitMs, maxRecordBytes, readAhead } = this.options;
     const intervalMs = runOptions.interval === undefined ? undefined : intervalOf(runOptions.interval);
     const settings = resolveStreamSettings(contract, {

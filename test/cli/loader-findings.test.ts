@@ -43,22 +43,28 @@ quarantine:
 `;
 
 describe("lint runs the loader", () => {
-  it("reports each misspelt key the loader ignores as LOAD-002 at its line, with the did-you-mean", () => {
+  it("reports each key one typo away from a known key as LOAD-001 at its line, with the did-you-mean", () => {
     const findings = lintText(TYPOS, "orders.yaml");
-    expect(findings.map(brief)).toEqual(["LOAD-002 6:7", "LOAD-002 7:1", "LOAD-002 10:3"]);
-    expect(findings.map((f) => f.severity)).toEqual(["warning", "warning", "warning"]);
+    expect(findings.map(brief)).toEqual(["LOAD-001 6:7", "LOAD-001 7:1", "LOAD-001 10:3"]);
+    expect(findings.map((f) => f.severity)).toEqual(["critical", "critical", "critical"]);
     expect(findings[0]?.path).toBe("model.fields[0].requried");
     expect(findings[0]?.message).toContain("did you mean required?");
     expect(findings[1]?.message).toContain("did you mean materialization?");
     expect(findings[2]?.message).toContain("did you mean enabled?");
   });
 
-  it("the CLI no longer says 'No problems found' for typos, and fails on them at --fail-on warning", async () => {
+  it("the CLI fails on misspelt sections by default, naming file, line, column and the key meant", async () => {
     const path = file("typos.yaml", TYPOS);
-    const byDefault = await lint(path);
-    expect(byDefault.stdout).not.toContain("No problems found");
-    expect(byDefault.stdout).toContain("LOAD-002");
-    expect(byDefault.code).toBe(0); // warnings only, default --fail-on critical
+    const r = await lint(path);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`${path}:7:1 critical LOAD-001 materialisation: unknown key 'materialisation' in the contract (did you mean materialization?)`);
+  });
+
+  it("reports a key far from every known one as LOAD-002 (a warning), and exits 0 by default", async () => {
+    const path = file("far.yaml", "dataset: orders\nmodel:\n  fields:\n    - { name: id, type: integer, semantic_type: identifier }\n");
+    const r = await lint(path, "--format", "json");
+    expect((JSON.parse(r.stdout) as Finding[]).map((f) => `${brief(f)} ${f.severity}`)).toEqual(["LOAD-002 4:34 warning"]);
+    expect(r.code).toBe(0);
     expect((await lint(path, "--fail-on", "warning")).code).toBe(1);
   });
 
@@ -81,6 +87,16 @@ describe("lint runs the loader", () => {
     const r = await lint(dubble);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("critical LOAD-001");
+  });
+
+  it("has DuckDB parse and bind sql rules: one that does not parse is LOAD-001 at its sql key, and lint exits 1", async () => {
+    const path = file(
+      "sql-syntax.yaml",
+      "dataset: calls\nmodel:\n  fields:\n    - { name: duration_ms, type: long }\nquality:\n  row_rules:\n    - name: duration_not_negative\n      sql: duration_ms >= 0 AND\n",
+    );
+    const r = await lint(path);
+    expect(r.stdout).toContain(`${path}:8:7 critical LOAD-001 quality.row_rules[0].sql: Parser Error: syntax error at end of input`);
+    expect(r.code).toBe(1);
   });
 
   it("reports a YAML file that is not a contract (a compose file) as LOAD-003", async () => {

@@ -1,10 +1,11 @@
 /**
  * `lakelogic run` refuses, before reading anything, a config that would leak a secret or run
  * against the wrong place: a literal secret in the source, an unresolved `{placeholder}`, a
- * checkpoint location no store can open. Each exits 2 (bad input) with the reason.
+ * checkpoint location no store can open, a contract that does not say what its author meant (a
+ * misspelt section, a sql rule DuckDB does not parse). Each exits 2 (bad input) with the reason.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -122,5 +123,58 @@ describe("lakelogic run: a checkpoint location no store can open", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/checkpoint/);
     expect(r.stderr).toMatch(/ftp/);
+  });
+});
+
+describe("lakelogic run: a contract that does not say what its author meant", () => {
+  /** `lakelogic run <contract>` over ten order events, into a lake of its own. */
+  async function runOrders(name: string, base: string): Promise<{ file: string; lake: string; code: number; stderr: string }> {
+    const file = contract(name, "", base);
+    const events = join(tmp, `${name}.ndjson`);
+    writeOrders(events, 0, 10);
+    const lake = join(tmp, `lake-${name}`);
+    const r = await run(file, "--source", JSON.stringify({ type: "file", path: events }), "--target-path", lake, "--checkpoint", "memory");
+    return { file, lake, code: r.code, stderr: r.stderr };
+  }
+
+  it("a misspelt section (materialisation) exits 2 with the did-you-mean, instead of running as append", async () => {
+    const base = ORDERS.replace("materialization:\n", "materialisation:\n");
+    expect(base).not.toBe(ORDERS);
+    const r = await runOrders("materialisation", base);
+    expect(r.stderr).toContain(`${r.file}:35:1 materialisation: unknown key 'materialisation' in the contract (did you mean materialization?)`);
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
+  });
+
+  it("a misspelt field key (requird) exits 2, instead of leaving the field nullable", async () => {
+    const base = ORDERS.replace("{ name: status, type: string, required: true }", "{ name: status, type: string, requird: true }");
+    expect(base).not.toBe(ORDERS);
+    const r = await runOrders("requird", base);
+    expect(r.stderr).toMatch(/:15:37 model\.fields\[4\]\.requird: unknown key 'requird' in a field \(did you mean required\?\)/);
+    expect(r.code).toBe(2);
+  });
+
+  it("a sql rule DuckDB does not parse exits 2 at the rule's sql key, before a record is read", async () => {
+    const base = ORDERS.replace('sql: "quantity BETWEEN 1 AND 1000"', 'sql: "quantity >= 0 AND"');
+    expect(base).not.toBe(ORDERS);
+    const r = await runOrders("sql-syntax", base);
+    expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: Parser Error: syntax error at end of input`);
+    expect(r.stderr).not.toContain("SELECT");
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
+  });
+
+  it("a sql rule naming a column the contract lacks exits 2 at the rule, naming the column", async () => {
+    const r = await runOrders("sql-column", ORDERS.replace('sql: "quantity BETWEEN 1 AND 1000"', 'sql: "qty BETWEEN 1 AND 1000"'));
+    expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: qty is not a field of this contract`);
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
+  });
+
+  it("a sql rule DuckDB cannot bind over the typed fields exits 2 with DuckDB's reason", async () => {
+    const r = await runOrders("sql-types", ORDERS.replace('sql: "quantity BETWEEN 1 AND 1000"', 'sql: "length(quantity) < 5"'));
+    expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: Binder Error: No function matches the given name and argument types 'length(BIGINT)'`);
+    expect(r.code).toBe(2);
+    expect(existsSync(r.lake)).toBe(false);
   });
 });

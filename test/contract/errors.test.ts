@@ -237,23 +237,28 @@ describe("field references", () => {
 });
 
 describe("warnings", () => {
-  it("warns about unknown top-level keys with a did-you-mean, and still loads", () => {
-    const c = parseContract("dataset: d\nmaterialisation:\n  strategy: merge\nprimay_key: [a]\nsomething_else: 1\n_private: 2\nx-note: 3\n", "w.yaml");
-    expect(c.warnings).toEqual([
-      { code: "unknown-key", message: "materialisation: unknown key 'materialisation' in the contract is ignored (did you mean materialization?)", loc: { file: "w.yaml", line: 2, column: 1, path: "materialisation" } },
-      { code: "unknown-key", message: "primay_key: unknown key 'primay_key' in the contract is ignored (did you mean primary_key?)", loc: { file: "w.yaml", line: 4, column: 1, path: "primay_key" } },
-      { code: "unknown-key", message: "something_else: unknown key 'something_else' in the contract is ignored", loc: { file: "w.yaml", line: 5, column: 1, path: "something_else" } },
-    ]);
-    // The misspelt section was not read.
-    expect(c.materialization.strategyDeclared).toBe(false);
+  it("refuses a misspelt section: its setting would be lost (materialisation runs as append)", () => {
+    const e = first("dataset: d\nprimary_key: [a]\nmodel:\n  fields:\n    - {name: a, type: int}\nmaterialisation:\n  strategy: merge\n");
+    expect(e.message).toBe(
+      "bronze.yaml:6:1 materialisation: unknown key 'materialisation' in the contract (did you mean materialization?); " +
+        "expected materialization, or x-materialisation for a key of another tool",
+    );
+    expect([e.file, e.line, e.column, e.path]).toEqual(["bronze.yaml", 6, 1, "materialisation"]);
   });
 
-  it("warns about misspelt keys inside known sections", () => {
-    const c = parseContract(
+  it("refuses a misspelt field key: requird would leave the field nullable", () => {
+    const e = first("dataset: d\nmodel:\n  fields:\n    - name: a\n      type: int\n      requird: true\n");
+    expect(e.problems.map((p) => `${p.line}:${p.column} ${p.path}: ${p.message}`)).toEqual([
+      "6:7 model.fields[0].requird: unknown key 'requird' in a field (did you mean required?)",
+    ]);
+  });
+
+  it("refuses misspelt keys in every section, each at its position", () => {
+    const e = first(
       `dataset: d
 model:
   fields:
-    - {name: a, type: int, requird: true, masking: hash}
+    - {name: a, type: int, masking: hash}
 quality:
   row_rule:
     - not_null: a
@@ -268,22 +273,34 @@ schema_policy:
   unknown_field: drop
 info:
   titel: T
+  tableName: t
   cost_center: CC-1
 service_levels:
   freshnes: 1h
+primay_key: [a]
 `,
     );
-    expect(c.warnings.map((w) => w.message)).toEqual([
-      "model.fields[0].requird: unknown key 'requird' in a field is ignored (did you mean required?)",
-      "quality.row_rule: unknown key 'row_rule' in quality is ignored (did you mean row_rules?)",
-      "quality.row_rules[0].regex_match.severty: unknown key 'severty' in regex_match is ignored (did you mean severity?)",
-      "materialization.stratgy: unknown key 'stratgy' in materialization is ignored (did you mean strategy?)",
-      "quarantine.enabeld: unknown key 'enabeld' in quarantine is ignored (did you mean enabled?)",
-      "schema_policy.unknown_field: unknown key 'unknown_field' in schema_policy is ignored (did you mean unknown_fields?)",
-      "info.titel: unknown key 'titel' in info is ignored (did you mean title?)",
-      "service_levels.freshnes: unknown key 'freshnes' in service_levels is ignored (did you mean freshness?)",
+    expect(e.problems.map((p) => `${p.line} ${p.path}: ${p.message}`)).toEqual([
+      "6 quality.row_rule: unknown key 'row_rule' in quality (did you mean row_rules?)",
+      "9 quality.row_rules[0].regex_match.severty: unknown key 'severty' in regex_match (did you mean severity?)",
+      "11 materialization.stratgy: unknown key 'stratgy' in materialization (did you mean strategy?)",
+      "14 quarantine.enabeld: unknown key 'enabeld' in quarantine (did you mean enabled?)",
+      "16 schema_policy.unknown_field: unknown key 'unknown_field' in schema_policy (did you mean unknown_fields?)",
+      "18 info.titel: unknown key 'titel' in info (did you mean title?)",
+      "22 service_levels.freshnes: unknown key 'freshnes' in service_levels (did you mean freshness?)",
+      "23 primay_key: unknown key 'primay_key' in the contract (did you mean primary_key?)",
     ]);
-    expect(c.warnings.every((w) => w.code === "unknown-key")).toBe(true);
+  });
+
+  it("warns about unknown keys far from every known one, and still loads", () => {
+    const c = parseContract(
+      "dataset: d\nmodel:\n  fields:\n    - {name: a, type: int, colour: red}\nsomething_else: 1\n_private: 2\nx-materialisation: 3\ninfo: {cost_center: CC-1}\n",
+      "w.yaml",
+    );
+    expect(c.warnings).toEqual([
+      { code: "unknown-key", message: "model.fields[0].colour: unknown key 'colour' in a field is ignored", loc: { file: "w.yaml", line: 4, column: 28, path: "model.fields[0].colour" } },
+      { code: "unknown-key", message: "something_else: unknown key 'something_else' in the contract is ignored", loc: { file: "w.yaml", line: 5, column: 1, path: "something_else" } },
+    ]);
   });
 
   it("warns when a field is both required and nullable", () => {

@@ -53,6 +53,15 @@ export class NormaliseContext {
     });
   }
 
+  /** Forget the problems at exactly `path` whose message starts with `prefix` (a more precise one replaces them). */
+  dropProblems(path: YamlPath, prefix: string): void {
+    const at = path.length === 0 ? "" : formatPath(path);
+    for (let i = this.problems.length - 1; i >= 0; i--) {
+      const p = this.problems[i]!;
+      if (p.path === at && p.message.startsWith(prefix)) this.problems.splice(i, 1);
+    }
+  }
+
   warn(path: YamlPath, message: string, code: ContractWarning["code"]): void {
     const loc = this.loc(path);
     const where = path.length === 0 ? "" : `${formatPath(path)}: `;

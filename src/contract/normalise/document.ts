@@ -17,7 +17,7 @@ import { readServiceLevels } from "./service-levels.js";
 import { readSource } from "./source.js";
 import { readTrigger } from "./trigger.js";
 
-// Unknown top-level keys are warnings, never errors.
+// An unknown top-level key close to one of these is an error (a misspelt section), any other a warning.
 const TOP_KEYS = [
   "version", "info", "dataset", "primary_key", "model", "quality", "materialization", "quarantine",
   "schema_policy", "source", "trigger", "service_levels",
@@ -25,12 +25,19 @@ const TOP_KEYS = [
   "metadata", "server", "environments", "links", "natural_key", "lineage", "logic", "external_logic",
   "extraction", "upstream", "upstream_contracts", "upstream_sources", "downstream", "schedule",
   "transformations", "compliance", "tier", "layer", "target_layer", "soft_deletes", "ownership",
-  "observatory", "streaming", "contract_file_name", "notifications",
+  "observatory", "streaming", "contract_file_name", "notifications", "extensions",
   // ODCS spellings the original accepts at the top level.
   "schema", "tables", "columns", "properties", "fields", "kind", "apiVersion", "type", "status",
   "description", "datasetDomain", "quantumName", "datasetName", "driver", "driverVersion", "servers",
   "price", "stakeholders", "roles", "slaDefaultColumn", "slaProperties", "tags", "customProperties",
 ] as const;
+
+/**
+ * The sections only a contract writes. YAML with none of them (a compose file, a CI workflow) is
+ * not a misspelt contract: its keys are warned about, never errors, and callers refuse it as not
+ * a contract (it declares no fields).
+ */
+const CONTRACT_SECTIONS = ["dataset", "model", "quality", "materialization", "quarantine", "schema_policy", "primary_key", "source", "trigger", "info"];
 
 /** What resolving the registry and placeholders (inherit/) adds to a document's normalisation. */
 export interface Resolution {
@@ -57,7 +64,8 @@ export function normaliseDocument(data: unknown, file: string | undefined, doc: 
 
 function buildContract(cx: NormaliseContext, data: Obj): Contract {
   checkOdcs(cx, data);
-  checkKeys(cx, data, [], TOP_KEYS, "the contract");
+  const contractLike = CONTRACT_SECTIONS.some((k) => k in data);
+  checkKeys(cx, data, [], TOP_KEYS, "the contract", false, contractLike ? "error" : "warning");
 
   const version = asStr(cx, data["version"], ["version"]);
   const info = readInfo(cx, data);

@@ -13,8 +13,14 @@ const INFO_KEYS = [
   "title", "table_name", "version", "description", "owner", "contact", "target_layer", "status",
   "classification", "domain", "system",
 ];
+/** `tableName` is read as `table_name` (both become `info.tableName`), so it is no misspelling. */
+const INFO_SPELLINGS = [...INFO_KEYS, ...INFO_KEYS.map(camel)];
 /** Info keys whose value is text (a YAML number such as `version: 2` is read as written). */
 const INFO_TEXT_KEYS = ["title", "owner", "domain", "system", "target_layer", "table_name", "status", "classification", "version"];
+
+function camel(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
 
 function slug(s: string): string {
   return s
@@ -27,14 +33,13 @@ export function readInfo(cx: NormaliseContext, data: Obj): Contract["info"] {
   const info: Contract["info"] = {};
   const m = asMap(cx, data["info"], ["info"]);
   if (m) {
-    checkKeys(cx, m, ["info"], INFO_KEYS, "info", true);
+    checkKeys(cx, m, ["info"], INFO_SPELLINGS, "info", true);
     for (const [key, value] of Object.entries(m)) {
-      const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
       if (INFO_TEXT_KEYS.includes(key)) {
         const s = asOptStr(cx, value, ["info", key]);
-        if (s !== undefined) info[camel] = s;
+        if (s !== undefined) info[camel(key)] = s;
       } else {
-        info[camel] = value;
+        info[camel(key)] = value;
       }
     }
   }

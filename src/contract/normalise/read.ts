@@ -135,8 +135,11 @@ export function asScalarList(cx: NormaliseContext, v: unknown, path: YamlPath): 
 }
 
 /**
- * Warn about keys outside `known`. `onlyIfClose` sections (free-form metadata) only get a
- * warning when the key looks like a misspelling of a known one.
+ * Keys outside `known`. A key within a typo's distance of a known one is an error: its setting
+ * would otherwise be ignored while the author believes it applies (`materialisation:` running as
+ * append). Any other unknown key is a warning, except in `onlyIfClose` sections (free-form
+ * metadata), where it is said nothing about. Keys starting with `_` or `x-` are the author's own.
+ * `nearMiss: "warning"` is for YAML that is not a contract at all, whose keys are no misspellings.
  */
 export function checkKeys(
   cx: NormaliseContext,
@@ -145,11 +148,14 @@ export function checkKeys(
   known: readonly string[],
   section: string,
   onlyIfClose = false,
+  nearMiss: "error" | "warning" = "error",
 ): void {
   for (const key of Object.keys(obj)) {
     if (known.includes(key) || key.startsWith("_") || key.startsWith("x-")) continue;
     const guess = didYouMean(key, known);
-    if (guess !== undefined) {
+    if (guess !== undefined && nearMiss === "error") {
+      cx.error([...path, key], `unknown key '${key}' in ${section} (did you mean ${guess}?)`, `${guess}, or x-${key} for a key of another tool`);
+    } else if (guess !== undefined) {
       cx.warn([...path, key], `unknown key '${key}' in ${section} is ignored (did you mean ${guess}?)`, "unknown-key");
     } else if (!onlyIfClose) {
       cx.warn([...path, key], `unknown key '${key}' in ${section} is ignored`, "unknown-key");
@@ -161,6 +167,8 @@ export function checkKeys(
 export function missing(cx: NormaliseContext, obj: Obj, path: YamlPath, key: string, expected: string): void {
   const near = Object.keys(obj).find((k) => k !== key && didYouMean(k, [key]) === key);
   if (near !== undefined) {
+    // checkKeys may have refused the same key as unknown: one problem, said as the missing key.
+    cx.dropProblems([...path, near], "unknown key ");
     cx.error([...path, near], `missing required key '${key}' (found '${near}': did you mean ${key}?)`, expected);
   } else {
     cx.error([...path, key], `missing required key '${key}'`, expected);

@@ -8,23 +8,23 @@ export const load002: ContractRule = {
   name: "LoaderWarning",
   title: "Key the loader ignores or does not enforce",
   description:
-    "The loader accepts the contract but warns: an unknown key (usually a typo such as `materialisation` or " +
-    "`requried`, which is then ignored, so its setting silently does not apply), a feature of the Python " +
-    "original this runtime does not enforce, or a value derived from elsewhere (a dataset name taken from " +
-    "the file name). `run`, `start` and `schedule create` print the same warnings on stderr.",
-  fix: "Fix the spelling (the message says the key it probably means), or remove the key.",
+    "The loader accepts the contract but warns: an unknown key that is not close to any key it reads (a key " +
+    "for another tool; one a typo away from a known key, such as `materialisation`, is LOAD-001), a feature of " +
+    "the Python original this runtime does not enforce, or a value derived from elsewhere (a dataset name " +
+    "taken from the file name). `run`, `start` and `schedule create` print the same warnings on stderr.",
+  fix: "Remove the key, or start it with `x-` to say it is for another tool.",
   tags: ["loader"],
   scope: "contract",
   examples: {
     bad: `dataset: orders
 model:
   fields:
-    - { name: order_id, type: string, requried: true }
+    - { name: order_id, type: string, semantic_type: identifier }
 `,
     good: `dataset: orders
 model:
   fields:
-    - { name: order_id, type: string, required: true }
+    - { name: order_id, type: string, x-semantic_type: identifier }
 `,
   },
   check(contract) {
@@ -41,7 +41,7 @@ model:
         message: `${w.message}${where}.`.replace(/\.\.$/, "."),
         suggestion:
           w.code === "unknown-key"
-            ? "Fix the key's spelling or remove it: an ignored key's setting does not apply."
+            ? "Remove the key or start it with x-: an ignored key's setting does not apply."
             : "Check that the contract means what the run will do; the run prints this warning too.",
         pos: !elsewhere && loc ? { line: loc.line, column: loc.column } : { line: 1, column: 1 },
         ...(!elsewhere && loc?.path ? { path: parsePath(loc.path) } : {}),

@@ -1,12 +1,13 @@
 /**
  * The contract loader run from lint: the same steps as `loadContract` for a file (resolve the
- * registry files above it and the placeholders, then normalise), with the registry lint has
- * already read. LOAD-001 and LOAD-002 report what it refuses and what it warns about, so lint
- * passes nothing the run then refuses.
+ * registry files above it and the placeholders, normalise, then have DuckDB bind the sql rules),
+ * with the registry lint has already read. LOAD-001 and LOAD-002 report what it refuses and what
+ * it warns about, so lint passes nothing the run then refuses.
  */
 import { ContractError, type ContractProblem } from "../../contract/errors.js";
 import { resolveWith } from "../../contract/inherit/index.js";
 import { normaliseDocument } from "../../contract/normalise/document.js";
+import { contractSqlProblems } from "../../contract/sql-bind.js";
 import type { Contract } from "../../contract/types.js";
 import type { YamlPath } from "../../contract/yaml.js";
 import type { RawContract } from "../raw.js";
@@ -39,6 +40,12 @@ function load(raw: RawContract): LoadOutcome {
     if (err instanceof ContractError) return { problems: err.problems };
     throw err;
   }
+}
+
+/** What DuckDB says about the sql rules of `raw`, once it loads (nothing when it does not: LOAD-001 has said why). */
+export async function sqlProblems(raw: RawContract): Promise<readonly ContractProblem[]> {
+  const outcome = loadOutcome(raw);
+  return outcome.contract ? contractSqlProblems(outcome.contract) : [];
 }
 
 /**
