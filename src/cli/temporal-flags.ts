@@ -6,7 +6,7 @@ import { parseProcessingTime } from "../contract/normalise/trigger.js";
 import type { LoadContractOptions } from "../contract/index.js";
 import { ConfigError } from "../errors.js";
 import type { Contract } from "../contract/types.js";
-import { resolveStreamSettings, type StreamOverrides } from "../pipeline/settings.js";
+import { resolveStreamSettings, type ResolveOptions, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
 import { oneOf } from "./args.js";
 import { UsageError } from "./types.js";
 
@@ -129,12 +129,7 @@ export function streamOverridesOf(values: StreamFlagValues): StreamOverrides {
   if (values.mode !== undefined) out.mode = oneOf("--mode", values.mode, STREAM_MODES, "available_now");
   if (values.interval !== undefined) out.intervalMs = intervalFlag(values.interval);
   if (values["checkpoint-key"] !== undefined) out.checkpointKey = values["checkpoint-key"];
-  if (values.checkpoint !== undefined) {
-    // A location no store can open is bad input: refused before anything is read or started.
-    const problem = ["target", "memory"].includes(values.checkpoint) ? undefined : checkpointLocationProblem(values.checkpoint);
-    if (problem !== undefined) throw new ConfigError("checkpoint", problem);
-    out.checkpoint = values.checkpoint;
-  }
+  if (values.checkpoint !== undefined) out.checkpoint = values.checkpoint;
   if (values["target-path"] !== undefined) out.targetPath = values["target-path"];
   const batchSize = positive("--batch-size", values["batch-size"]);
   if (batchSize !== undefined) out.batchSize = batchSize;
@@ -144,6 +139,18 @@ export function streamOverridesOf(values: StreamFlagValues): StreamOverrides {
   if (maxRecordBytes !== undefined) out.maxRecordBytes = maxRecordBytes;
   if (values["reset-checkpoint"] === true) out.resetCheckpoint = true;
   return out;
+}
+
+/**
+ * A stream's settings as a command resolves them, with a checkpoint location no store can open
+ * (the flag's or the contract's) refused as bad input before anything is read or started.
+ */
+export function commandSettings(contract: Contract, overrides: StreamOverrides, options: ResolveOptions = {}): StreamSettings {
+  const settings = resolveStreamSettings(contract, overrides, options);
+  const { checkpoint } = settings;
+  const problem = typeof checkpoint !== "string" || ["target", "memory"].includes(checkpoint) ? undefined : checkpointLocationProblem(checkpoint);
+  if (problem !== undefined) throw new ConfigError("checkpoint", problem);
+  return settings;
 }
 
 /** `--interval` goes with processing_time: with another mode it is refused rather than ignored. */
@@ -170,7 +177,7 @@ export function streamInputOf(
   const overrides = streamOverridesOf(values);
   // schedule create always drains: the contract's trigger does not choose its mode.
   if (!mode.fromContract) overrides.mode ??= mode.fallback;
-  const settings = resolveStreamSettings(contract, overrides, { fallbackMode: mode.fallback });
+  const settings = commandSettings(contract, overrides, { fallbackMode: mode.fallback });
   checkInterval(values, settings.mode);
   const source = values.source ? parseJsonObject("--source", values.source) : settings.source;
   if (!source || typeof source.type !== "string") {

@@ -3,11 +3,11 @@ import { createSource } from "../../sources/registry.js";
 import { loadContract } from "../../contract/index.js";
 import { loadForCommand } from "../contract-load.js";
 import { ConfigError } from "../../errors.js";
-import { PIPELINE_DEFAULTS, resolveStreamSettings, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
+import { PIPELINE_DEFAULTS, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
 import { StreamRunError, StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import type { CommitHooks } from "../../pipeline/commit.js";
-import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, checkInterval, contractLoadOptionsOf, streamOverridesOf } from "../temporal-flags.js";
+import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, checkInterval, commandSettings, contractLoadOptionsOf, streamOverridesOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
 import { batchLogLine, eta, summaryText } from "../run-output.js";
@@ -135,7 +135,7 @@ export async function runStream(args: string[], io: CliIO, internal: { hooks?: C
   // The flags override what the contract declares (trigger, batch size, checkpoint, …): resolved
   // here as StreamSink and the workers resolve them.
   const overrides = streamOverridesOf(values);
-  const settings = resolveStreamSettings(contract, overrides);
+  const settings = commandSettings(contract, overrides);
   checkInterval(values, settings.mode);
   const sourceConfig = values.source ? parseSource(values.source) : settings.source;
   if (!sourceConfig) {
