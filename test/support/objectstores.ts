@@ -21,7 +21,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { BlobServiceClient } from "@azure/storage-blob";
@@ -70,7 +70,10 @@ export function provisioned(script: string, hint: string): string {
 
 export async function startS3(): Promise<ObjectStoreServer> {
   const bin = provisioned("provision-s3.sh", "run `bash scripts/provision-s3.sh` (installs moto[server] from PyPI; needs python3 with venv)");
-  const server = await startServer("moto", (port) => [bin, ["-H", "127.0.0.1", "-p", String(port)]], async (endpoint) => (await fetch(`${endpoint}/`)).ok);
+  // moto's own launcher, with its requests serialised so that conditional writes are atomic (see moto-serial.py).
+  const python = join(dirname(bin), "python");
+  const serial = fileURLToPath(new URL("./moto-serial.py", import.meta.url));
+  const server = await startServer("moto", (port) => [python, [serial, "-H", "127.0.0.1", "-p", String(port)]], async (endpoint) => (await fetch(`${endpoint}/`)).ok);
   const client = new S3Client({ endpoint: server.endpoint, region: "us-east-1", forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
   return {
     ...server,
