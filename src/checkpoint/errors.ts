@@ -1,10 +1,10 @@
-import { LakeLogicError } from "../errors.js";
+import { LakeLogicError, NonRetriableError } from "../errors.js";
 
 /**
  * A commit lost the compare-and-set: another writer advanced (or rewound) the stream since this
  * one loaded its checkpoint (invariant I3: one writer per checkpoint key).
  */
-export class CheckpointConflictError extends LakeLogicError {
+export class CheckpointConflictError extends NonRetriableError {
   constructor(
     readonly key: string,
     readonly storedBatchId: number,
@@ -17,7 +17,6 @@ export class CheckpointConflictError extends LakeLogicError {
         `${attemptedBatchId}, found batch ${storedBatchId}` +
         (storedWriterId ? ` committed by writer ${storedWriterId}` : "") +
         `. Another writer owns this stream; run one writer per checkpoint key, or use a different checkpointKey.`,
-      { retriable: false },
     );
   }
 }
@@ -95,7 +94,7 @@ export class CheckpointBusyError extends CheckpointStoreError {
  * A stored cursor is not typed JSON as `encodeCursor` writes it (a hand-edited or damaged row).
  * Not retriable: the row reads the same way every time.
  */
-export class CheckpointCursorError extends LakeLogicError {
+export class CheckpointCursorError extends NonRetriableError {
   constructor(
     readonly key: string,
     readonly location: string,
@@ -107,7 +106,7 @@ export class CheckpointCursorError extends LakeLogicError {
       `checkpoint "${key}" in ${location}: the stored cursor cannot be read (${detail}); expected typed JSON ` +
         'as LakeLogic writes it, e.g. {"offset":10} or {"partitions":{"0":{"$bigint":"42"}}}. Restore the ' +
         "row from a backup, or set the cursor again (SQLiteCheckpointStore.overwrite for a SQLite store).",
-      { ...options, retriable: false },
+      options,
     );
   }
 }

@@ -5,7 +5,7 @@
  * so `lakelogic <command> --help` and argument errors work without it.
  */
 import { connect } from "node:net";
-import { LakeLogicError } from "../errors.js";
+import { LakeLogicError, NonRetriableError } from "../errors.js";
 import type * as ClientModule from "../temporal/client.js";
 import { UsageError } from "./types.js";
 
@@ -27,13 +27,12 @@ export class TemporalUnreachableError extends LakeLogicError {
       "TEMPORAL_UNREACHABLE",
       `cannot reach the Temporal server at ${address} (${reason}). Start a local one with ` +
         `"temporal server start-dev" (the Temporal CLI), or point --address or TEMPORAL_ADDRESS at yours.`,
-      { retriable: true },
     );
   }
 }
 
 /** The Temporal SDK (optional peers) is not installed: bad setup, exit 2, with the command to fix it. */
-export class TemporalNotInstalledError extends LakeLogicError {
+export class TemporalNotInstalledError extends NonRetriableError {
   constructor(
     readonly packageName: string,
     command: string,
@@ -43,7 +42,7 @@ export class TemporalNotInstalledError extends LakeLogicError {
       "MISSING_DEPENDENCY",
       `lakelogic ${command} needs the Temporal SDK, optional packages that are not installed (${packageName} cannot be found). ` +
         `Install them with: npm install ${TEMPORAL_PACKAGES.join(" ")}`,
-      { ...options, retriable: false },
+      options,
     );
   }
 }

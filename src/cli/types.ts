@@ -1,4 +1,4 @@
-import { LakeLogicError } from "../errors.js";
+import { NonRetriableError } from "../errors.js";
 
 /** Where a command writes; injectable so tests can run `main` in-process. */
 export interface CliIO {
@@ -25,8 +25,8 @@ export interface CliCommand {
 }
 
 /** The command line is wrong; the dispatcher prints it with a pointer to `--help` and exits 2. */
-export class UsageError extends LakeLogicError {
+export class UsageError extends NonRetriableError {
   constructor(message: string) {
-    super("USAGE", message, { retriable: false });
+    super("USAGE", message);
   }
 }

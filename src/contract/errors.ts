@@ -1,4 +1,4 @@
-import { LakeLogicError } from "../errors.js";
+import { NonRetriableError } from "../errors.js";
 
 /** One thing wrong with a contract, located as precisely as the input allows. */
 export interface ContractProblem {
@@ -28,7 +28,7 @@ export function formatProblem(p: ContractProblem): string {
  * A contract could not be loaded. `problems` lists everything found (sorted by position); the
  * top-level `file`/`line`/`column`/`path` and the first line of the message describe the first one.
  */
-export class ContractError extends LakeLogicError {
+export class ContractError extends NonRetriableError {
   readonly file?: string;
   readonly line?: number;
   readonly column?: number;
@@ -37,7 +37,7 @@ export class ContractError extends LakeLogicError {
 
   constructor(problems: readonly ContractProblem[], options?: { cause?: unknown }) {
     const list = problems.length > 0 ? problems : [{ path: "", message: "invalid contract" }];
-    super("CONTRACT", list.map(formatProblem).join("\n"), { ...options, retriable: false });
+    super("CONTRACT", list.map(formatProblem).join("\n"), options);
     const first = list[0]!;
     this.file = first.file;
     this.line = first.line;

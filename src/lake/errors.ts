@@ -1,4 +1,4 @@
-import { LakeLogicError } from "../errors.js";
+import { LakeLogicError, NonRetriableError } from "../errors.js";
 
 // Raised by the JSON writer in src/util, which the lake uses; kept importable from here.
 export { JsonValueError } from "../errors.js";
@@ -16,7 +16,7 @@ export class LakeWriteError extends LakeLogicError {
 /** Another live writer holds the dataset (one writer per table); it may let go. */
 export class LakeBusyError extends LakeLogicError {
   constructor(message: string) {
-    super("LAKE_BUSY", message, { retriable: true });
+    super("LAKE_BUSY", message);
   }
 }
 
@@ -34,11 +34,11 @@ export interface TableChange {
  * strict` — fields added or removed. Refused when the lake opens, before any record is read;
  * every run fails the same way until the contract or the table changes, so never retriable.
  */
-export class TableContractError extends LakeLogicError {
+export class TableContractError extends NonRetriableError {
   readonly table: string;
   readonly changes: readonly TableChange[];
   constructor(table: string, changes: readonly TableChange[], message: string) {
-    super("LAKE_TABLE_CONTRACT", message, { retriable: false });
+    super("LAKE_TABLE_CONTRACT", message);
     this.table = table;
     this.changes = changes;
   }

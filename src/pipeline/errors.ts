@@ -1,4 +1,4 @@
-import { LakeLogicError } from "../errors.js";
+import { NonRetriableError } from "../errors.js";
 
 /**
  * The checkpoint store is behind the lake: it has no record of a stream (or an older one) whose
@@ -6,7 +6,7 @@ import { LakeLogicError } from "../errors.js";
  * an old copy. Starting from there would write those batches again (duplicates in an append
  * target), so the stream does not start; a retry finds the same state.
  */
-export class CheckpointLostError extends LakeLogicError {
+export class CheckpointLostError extends NonRetriableError {
   constructor(
     readonly key: string,
     /** The newest batch of the stream the lake holds. */
@@ -23,7 +23,6 @@ export class CheckpointLostError extends LakeLogicError {
         `from there would write those batches again (duplicates in an append target). Restore the checkpoint; ` +
         `or, to start over on purpose from ${storedBatchId === undefined ? "the beginning" : `batch ${storedBatchId}`}, ` +
         `pass resetCheckpoint: true (lakelogic run --reset-checkpoint); or use a new checkpointKey.`,
-      { retriable: false },
     );
   }
 }
@@ -32,7 +31,7 @@ export class CheckpointLostError extends LakeLogicError {
  * The checkpoint file holds this stream's checkpoint as the Python LakeLogic package wrote it, and
  * none of this runtime's: starting from the beginning beside it would read everything again.
  */
-export class CheckpointForeignError extends LakeLogicError {
+export class CheckpointForeignError extends NonRetriableError {
   constructor(
     readonly key: string,
     /** The batch the Python checkpoint says was committed last. */
@@ -45,7 +44,6 @@ export class CheckpointForeignError extends LakeLogicError {
         `(batch ${pythonBatchId}), which is not read on its own: to continue where that stream stopped, run ` +
         `"lakelogic checkpoint import CONTRACT --from ${where}"; to start over from the source's beginning instead, ` +
         `pass resetCheckpoint: true (lakelogic run --reset-checkpoint).`,
-      { retriable: false },
     );
   }
 }

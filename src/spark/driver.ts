@@ -9,12 +9,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { LakeLogicError } from "../errors.js";
+import { NonRetriableError } from "../errors.js";
 import { locateSpark, type SparkRuntime } from "./home.js";
 
-export class SparkDriverError extends LakeLogicError {
+export class SparkDriverError extends NonRetriableError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super("SPARK", message, { ...options, retriable: false });
+    super("SPARK", message, options);
   }
 }
 

@@ -7,7 +7,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from "@temporalio/client";
 import { loadContract } from "../contract/index.js";
-import { ConfigError, LakeLogicError } from "../errors.js";
+import { ConfigError, NonRetriableError } from "../errors.js";
 import { assertNoLiteralSecrets } from "../sources/registry.js";
 import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { DEFAULT_TASK_QUEUE } from "./worker.js";
@@ -27,13 +27,12 @@ export interface ClientOptions {
   connectTimeoutMs?: number;
 }
 
-export class StreamAlreadyRunningError extends LakeLogicError {
+export class StreamAlreadyRunningError extends NonRetriableError {
   constructor(readonly workflowId: string) {
     super(
       "STREAM_ALREADY_RUNNING",
       `stream workflow ${workflowId} is already running: one writer per checkpoint key. ` +
         `Use "lakelogic status" to see it, or "lakelogic stop" to end it first.`,
-      { retriable: false },
     );
   }
 }

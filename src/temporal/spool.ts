@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { LakeLogicError } from "../errors.js";
+import { NonRetriableError } from "../errors.js";
 
 export interface SpoolOptions {
   /** Entries older than this are dropped on the next `put` (abandoned batches). Default 10 min. */
@@ -81,9 +81,9 @@ export class Spool {
 }
 
 /** The batch's spool is not on this worker (it died, or the batch moved): restart the batch. */
-export class SpoolMissingError extends LakeLogicError {
+export class SpoolMissingError extends NonRetriableError {
   constructor(ref: string) {
     // Not retriable here: the workflow restarts the batch from its fetch, on any worker.
-    super("SPOOL_MISSING", `spool ${ref} is not on this worker; the batch must be fetched again`, { retriable: false });
+    super("SPOOL_MISSING", `spool ${ref} is not on this worker; the batch must be fetched again`);
   }
 }

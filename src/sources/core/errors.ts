@@ -1,4 +1,4 @@
-import { LakeLogicError } from "../../errors.js";
+import { LakeLogicError, NonRetriableError } from "../../errors.js";
 import { redactText, redactUrl, safeCause, secretsOfUrl } from "../../util/redact.js";
 
 export { redactUrl } from "../../util/redact.js";
@@ -51,7 +51,7 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** The connection could not be (re)established within the retry policy. */
-export class ConnectorGaveUpError extends LakeLogicError {
+export class ConnectorGaveUpError extends NonRetriableError {
   readonly attempts: number;
   constructor(connector: string, url: string | URL, attempts: number, reason: string, cause: unknown) {
     super(
@@ -59,7 +59,7 @@ export class ConnectorGaveUpError extends LakeLogicError {
       `${connector} ${redactUrl(url)}: gave up after ${attempts} failed connection attempt${attempts === 1 ? "" : "s"}: ` +
         redactText(reason, secretsOfUrl(url)),
       // The connector's own retry policy is spent: retrying at once would only repeat it.
-      { cause: safeCause(cause, secretsOfUrl(url)), retriable: false },
+      { cause: safeCause(cause, secretsOfUrl(url)) },
     );
     this.attempts = attempts;
   }
@@ -73,7 +73,6 @@ export class BufferOverflowError extends LakeLogicError {
       `${connector}: the receive buffer is full (${limit}) and overflow is "fail". The consumer is slower ` +
         `than the feed: raise maxBuffered, make batches faster, or choose overflow "block" (pause reading) ` +
         `or "drop-oldest" (lose the oldest buffered messages, counted in stats().dropped).`,
-      { retriable: true },
     );
   }
 }
@@ -81,69 +80,69 @@ export class BufferOverflowError extends LakeLogicError {
 /** The byte stream broke the SSE protocol in a way that cannot be skipped (an endless line). */
 export class SSEProtocolError extends LakeLogicError {
   constructor(message: string) {
-    super("SSE_PROTOCOL", message, { retriable: true });
+    super("SSE_PROTOCOL", message);
   }
 }
 
 /** A connection failed at the network level (refused, reset, DNS); the connector reconnects. */
 export class ConnectorNetworkError extends LakeLogicError {
   constructor(message: string, options: { cause?: unknown } = {}) {
-    super("CONNECTOR_NETWORK", message, { ...options, retriable: true });
+    super("CONNECTOR_NETWORK", message, options);
   }
 }
 
 /** A connection went silent past its stall timeout; the connector reconnects. */
 export class ConnectorStallError extends LakeLogicError {
   constructor(message: string) {
-    super("CONNECTOR_STALL", message, { retriable: true });
+    super("CONNECTOR_STALL", message);
   }
 }
 
 /** The server closed a stream that should go on; the connector reconnects. */
 export class ConnectorClosedError extends LakeLogicError {
   constructor(message: string) {
-    super("CONNECTOR_CLOSED", message, { retriable: true });
+    super("CONNECTOR_CLOSED", message);
   }
 }
 
 /** The stored cursor was written by another kind of source (or another topic): this key is not this source's. */
-export class CursorMismatchError extends LakeLogicError {
+export class CursorMismatchError extends NonRetriableError {
   constructor(message: string) {
-    super("CURSOR_MISMATCH", message, { retriable: false });
+    super("CURSOR_MISMATCH", message);
   }
 }
 
 /** The stored cursor lies beyond what the source holds (truncated, replaced, recreated): resuming could skip or repeat data. */
-export class CursorBeyondEndError extends LakeLogicError {
+export class CursorBeyondEndError extends NonRetriableError {
   constructor(message: string) {
-    super("CURSOR_BEYOND_END", message, { retriable: false });
+    super("CURSOR_BEYOND_END", message);
   }
 }
 
 /** A source was used twice at once (a second read or a seek during a read): a bug in the caller. */
-export class SourceBusyError extends LakeLogicError {
+export class SourceBusyError extends NonRetriableError {
   constructor(message: string) {
-    super("SOURCE_BUSY", message, { retriable: false });
+    super("SOURCE_BUSY", message);
   }
 }
 
 /** A source was used after close(); a new one can be made. */
 export class SourceClosedError extends LakeLogicError {
   constructor(description: string) {
-    super("CLOSED", `${description}: closed`, { retriable: true });
+    super("CLOSED", `${description}: closed`);
   }
 }
 
 /** A push endpoint was asked for its address before it listened: a bug in the caller. */
-export class SourceNotStartedError extends LakeLogicError {
+export class SourceNotStartedError extends NonRetriableError {
   constructor(description: string) {
-    super("NOT_STARTED", `${description}: not listening yet; call start() first`, { retriable: false });
+    super("NOT_STARTED", `${description}: not listening yet; call start() first`);
   }
 }
 
 /** A push endpoint could not listen (e.g. the port is taken); it may be free later. */
 export class ListenError extends LakeLogicError {
   constructor(message: string, options: { cause?: unknown } = {}) {
-    super("LISTEN_FAILED", message, { ...options, retriable: true });
+    super("LISTEN_FAILED", message, options);
   }
 }

@@ -52,7 +52,7 @@ export class QueueAckError extends LakeLogicError {
       "QUEUE_ACK_FAILED",
       `${connector}: ${operation} failed after the batch was committed: ${detail}. The rows are safe; the ` +
         `messages will be delivered again and merged without duplicates (append targets would duplicate them)`,
-      { ...options, retriable: true },
+      options,
     );
   }
 }
@@ -60,7 +60,7 @@ export class QueueAckError extends LakeLogicError {
 /** The queue service refused or failed a receive. */
 export class QueueReceiveError extends LakeLogicError {
   constructor(connector: string, detail: string, options?: { cause?: unknown }) {
-    super("QUEUE_RECEIVE_FAILED", `${connector}: receive failed: ${detail}`, { ...options, retriable: true });
+    super("QUEUE_RECEIVE_FAILED", `${connector}: receive failed: ${detail}`, options);
   }
 }
 
@@ -77,7 +77,7 @@ export class QueueUnreachableError extends LakeLogicError {
     super(
       "QUEUE_UNREACHABLE",
       `${connector}: could not reach ${endpoint} after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${detail}`,
-      { ...options, retriable: true },
+      options,
     );
     this.endpoint = endpoint;
     this.attempts = attempts;

@@ -1,4 +1,4 @@
-import { LakeLogicError } from "../../errors.js";
+import { NonRetriableError } from "../../errors.js";
 
 /**
  * The file a file source's cursor points into is no longer there to read on from: the path holds
@@ -6,7 +6,7 @@ import { LakeLogicError } from "../../errors.js";
  * the path from the old offset would skip or cut lines, and from the beginning could repeat them,
  * so the source refuses; a retry finds the same files.
  */
-export class FileReplacedError extends LakeLogicError {
+export class FileReplacedError extends NonRetriableError {
   constructor(
     readonly path: string,
     /** What the cursor pointed at and what was found instead. */
@@ -18,7 +18,6 @@ export class FileReplacedError extends LakeLogicError {
         `To read the file now at ${path} from its beginning, start over with a new checkpoint key ` +
         `(lakelogic run --checkpoint-key KEY; checkpointKey in code), or delete this key's checkpoint and run with ` +
         `--reset-checkpoint (resetCheckpoint: true).`,
-      { retriable: false },
     );
   }
 }

@@ -1,6 +1,6 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { parseProcessingTime } from "../../contract/normalise/trigger.js";
-import { LakeLogicError } from "../../errors.js";
+import { LakeLogicError, NonRetriableError } from "../../errors.js";
 import { redactText, secretsOfHeaders, secretsOfUrl } from "../../util/redact.js";
 import { sleep } from "../../util/wait.js";
 import { backoffDelay, parseRetryAfter, resolveRetry, warnRetry, type ResolvedRetryPolicy } from "../core/backoff.js";
@@ -21,10 +21,10 @@ export interface HttpCursor {
 }
 
 /** The response could not be used: not JSON, too large, or without records where `recordsPath` says. */
-export class HttpResponseError extends LakeLogicError {
+export class HttpResponseError extends NonRetriableError {
   constructor(message: string) {
     // The same request gives the same answer: retrying at once cannot help.
-    super("HTTP_RESPONSE", message, { retriable: false });
+    super("HTTP_RESPONSE", message);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Cursor } from "../../checkpoint/types.js";
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError, NonRetriableError } from "../../errors.js";
 import type { CursorSource, ReadOptions, RunMode, SourceRecord, StreamConnector } from "../core/types.js";
 import { CursorBeyondEndError, CursorMismatchError } from "../core/errors.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
@@ -33,7 +33,7 @@ export interface IterableSourceOptions {
 const ITERABLE_OPTIONS = optionNames<IterableSourceOptions>()(["replayable", "description", "onClose", "continuousOnly", "onRead"]);
 
 /** A restart was asked of a source that cannot replay what it already gave. */
-export class NotReplayableError extends LakeLogicError {
+export class NotReplayableError extends NonRetriableError {
   constructor(description: string, offset: number) {
     super(
       "NOT_REPLAYABLE",
@@ -42,7 +42,6 @@ export class NotReplayableError extends LakeLogicError {
         `could silently drop data, so LakeLogic refuses. If the iterable yields the same items in the ` +
         `same order every time, wrap it as IterableSource(items, { replayable: true }); otherwise use a ` +
         `source with a native cursor, or start over with a new checkpointKey.`,
-      { retriable: false },
     );
   }
 }

@@ -1,25 +1,25 @@
-import { LakeLogicError } from "../../errors.js";
+import { LakeLogicError, NonRetriableError } from "../../errors.js";
 import { errorText, safeCause } from "../../util/redact.js";
 import type { KafkaSasl } from "./options.js";
 
 /** The brokers cannot be reached, or the group's consumer cannot start; worth retrying. */
 export class KafkaConnectError extends LakeLogicError {
   constructor(message: string, options: { cause?: unknown } = {}) {
-    super("KAFKA_CONNECT", message, { ...options, retriable: true });
+    super("KAFKA_CONNECT", message, options);
   }
 }
 
 /** The topic's offsets cannot be read (it does not exist, or this client may not describe it). */
-export class KafkaTopicError extends LakeLogicError {
+export class KafkaTopicError extends NonRetriableError {
   constructor(message: string, options: { cause?: unknown } = {}) {
-    super("KAFKA_TOPIC", message, { ...options, retriable: false });
+    super("KAFKA_TOPIC", message, options);
   }
 }
 
 /** The kafkajs consumer stopped for good (it gave up, or was refused). */
 export class KafkaConsumerError extends LakeLogicError {
   constructor(description: string, cause: unknown, sasl?: KafkaSasl) {
-    super("KAFKA_CONSUMER", `${description}: the consumer stopped: ${messageOf(cause, sasl)}`, { cause: causeOf(cause, sasl), retriable: true });
+    super("KAFKA_CONSUMER", `${description}: the consumer stopped: ${messageOf(cause, sasl)}`, { cause: causeOf(cause, sasl) });
   }
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Row } from "../../engine/types.js";
-import { LakeLogicError } from "../../errors.js";
+import { NonRetriableError } from "../../errors.js";
 import { DUCKDB_FILE, EXTRA_COLUMN } from "../../lake/config.js";
 import { acquireDatabase, type Database } from "../../lake/duckdb-db.js";
 import { LakeBusyError } from "../../lake/errors.js";
@@ -32,9 +32,9 @@ export interface TableReader {
  * duckdb bronze table while bronze's writer runs elsewhere. Not retriable: waiting would not end
  * while that writer runs.
  */
-export class LakeSourceBusyError extends LakeLogicError {
+export class LakeSourceBusyError extends NonRetriableError {
   constructor(message: string, cause: unknown) {
-    super("LAKE_SOURCE_BUSY", message, { retriable: false, cause });
+    super("LAKE_SOURCE_BUSY", message, { cause });
   }
 }
 

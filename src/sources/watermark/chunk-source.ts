@@ -1,5 +1,5 @@
 import type { Cursor } from "../../checkpoint/types.js";
-import { ConfigError, LakeLogicError } from "../../errors.js";
+import { ConfigError, NonRetriableError } from "../../errors.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
 import type { WatermarkPosition, WatermarkValue } from "./positions.js";
@@ -100,10 +100,10 @@ const WATERMARK_OPTIONS = optionNames<WatermarkChunkSourceOptions>()([
 ]);
 
 /** The rows coming back from `fetchChunk` break the keyset contract; reading on would lose or repeat rows. */
-export class WatermarkOrderError extends LakeLogicError {
+export class WatermarkOrderError extends NonRetriableError {
   readonly source: string;
   constructor(source: string, message: string) {
-    super("WATERMARK_ORDER", `${source}: ${message}`, { retriable: false });
+    super("WATERMARK_ORDER", `${source}: ${message}`);
     this.source = source;
   }
 }
