@@ -1,6 +1,7 @@
 import { basename, join, resolve } from "node:path";
 import type { Contract, FieldSpec, LakeFormat, Strategy } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
+import { redactUrl } from "../util/redact.js";
 
 export const DEFAULT_TARGET_PATH = "./lake";
 /** The DuckDB database file inside the target directory. */
@@ -148,9 +149,7 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   }
 
   const targetPath = options.targetPath ?? m.targetPath ?? DEFAULT_TARGET_PATH;
-  if (typeof targetPath !== "string" || targetPath.trim() === "") {
-    throw new ConfigError("targetPath", "expected a directory path");
-  }
+  checkLakeLocation(targetPath);
   const qDir = isQuarantinePath(qTarget) ? { dir: quarantinePathDir(qTarget, table) } : {};
   return {
     format: format as LakeFormat,
@@ -169,6 +168,26 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
       ...qDir,
     },
   };
+}
+
+/**
+ * A lake location the format can write, as a ConfigError otherwise: the formats here write a
+ * directory on this machine's disk, so a URI (`s3://bucket/lake`, `file:///…`, `ftp://…`) is
+ * refused rather than taken for a relative path named `s3:` — a lake that would silently stay
+ * on the one machine that wrote it.
+ */
+export function checkLakeLocation(targetPath: unknown): void {
+  if (typeof targetPath !== "string" || targetPath.trim() === "") {
+    throw new ConfigError("targetPath", "expected a directory path");
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(targetPath)?.[1];
+  if (scheme !== undefined) {
+    throw new ConfigError(
+      "targetPath",
+      `${redactUrl(targetPath)}: the lake formats duckdb and parquet write a directory on this machine's disk, ` +
+        `not a ${scheme}:// location; give a local or mounted directory path`,
+    );
+  }
 }
 
 /** Table names double as directory names (parquet), so keep them to one safe path segment. */

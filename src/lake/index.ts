@@ -30,7 +30,7 @@ export { DuckDBLakeWriter, type DuckDBWriterHooks } from "./duckdb-writer.js";
 export { ParquetLakeWriter } from "./parquet-writer.js";
 export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
 export { readQuarantine, readQuarantineFiles, readTable, type ReadOptions } from "./read.js";
-export { resolveLakeConfig, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
+export { checkLakeLocation, resolveLakeConfig, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
 export { LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";
 export type { LakeCommit, LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";

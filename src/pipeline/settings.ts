@@ -12,6 +12,7 @@ import { ConfigError } from "../errors.js";
 import type { RunMode, Source } from "../sources/core/types.js";
 import type { Environment } from "../sources/core/spec.js";
 import { streamRunSettings } from "../sources/index.js";
+import { checkLakeLocation, DEFAULT_TARGET_PATH } from "../lake/index.js";
 import { memoryProfile } from "../util/memory-profile.js";
 import type { TriggerRunMode } from "../contract/normalise/trigger.js";
 import { DEFAULT_MAX_RECORD_BYTES, type RecordLimits } from "./limits.js";
@@ -30,8 +31,7 @@ export const RUN_MODES: readonly StreamMode[] = ["available_now", "continuous", 
 /** Where the cursor lives: a store, `"target"` (in the lake's own commit), `"memory"`, an object-store URI or a SQLite path. */
 export type CheckpointOption = CheckpointStore | "target" | "memory" | string;
 
-/** The lake directory when neither the caller nor the contract names one. */
-export const DEFAULT_TARGET_PATH = "./lake";
+export { DEFAULT_TARGET_PATH };
 
 /** How a stream cuts its batches: the options every front door takes. */
 export interface BatchOptions {
@@ -106,6 +106,8 @@ export function resolveStreamSettings(contract: Contract, caller: StreamOverride
   const declared = streamRunSettings(contract, options.env);
   const mode = caller.mode === undefined ? (declared.mode ?? options.fallbackMode ?? "available_now") : checkRunMode(caller.mode);
   const targetPath = caller.targetPath ?? contract.materialization.targetPath ?? DEFAULT_TARGET_PATH;
+  // Before any path is made absolute (the CLI does for the workers): a URI is never a directory name.
+  checkLakeLocation(targetPath);
   const batch: BatchOptions = {
     ...caller,
     batchSize: caller.batchSize ?? declared.batchSize,

@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
+import { streamInputOf } from "../../src/cli/temporal-flags.js";
+import { loadContract } from "../../src/contract/index.js";
 import { writeOrders } from "../temporal/support.js";
 
 const REPO = resolve(".");
@@ -176,5 +178,30 @@ describe("lakelogic run: a contract that does not say what its author meant", ()
     expect(r.stderr).toContain(`${r.file}:32:7 quality.row_rules[3].sql: Binder Error: No function matches the given name and argument types 'length(BIGINT)'`);
     expect(r.code).toBe(2);
     expect(existsSync(r.lake)).toBe(false);
+  });
+});
+
+describe("a lake location that is a URI", () => {
+  it.each(["s3://bucket/lake", "ftp://backup.example.com/lake"])("run --target-path %s exits 2, and no local directory is made of it", async (uri) => {
+    const events = join(tmp, "uri.ndjson");
+    writeOrders(events, 0, 5);
+    const cwd = process.cwd();
+    process.chdir(tmp);
+    try {
+      const r = await run(join(REPO, "examples", "orders.yaml"), "--source", JSON.stringify({ type: "file", path: events }), "--target-path", uri, "--checkpoint", "memory");
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/targetPath: .*duckdb and parquet write a directory on this machine's disk/);
+      expect(existsSync(join(tmp, uri.split(":")[0] + ":"))).toBe(false);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it("start refuses it before the path is made absolute for the workers, and so does a contract's target_path", async () => {
+    const file = contract("uri-target", `source: {type: file, path: x.ndjson}\n`, ORDERS.replace("target_path: ./lake", "target_path: s3://bucket/lake"));
+    const loaded = await loadContract(file);
+    expect(() => streamInputOf(file, {}, loaded, { fallback: "continuous", fromContract: true })).toThrow(/targetPath: s3:\/\/bucket\/lake: the lake formats/);
+    const plain = await loadContract(join(REPO, "examples", "orders.yaml"));
+    expect(() => streamInputOf(file, { "target-path": "s3://bucket/lake" }, plain, { fallback: "continuous", fromContract: true })).toThrow(/targetPath: s3:\/\/bucket\/lake: the lake formats/);
   });
 });
