@@ -3,10 +3,11 @@ import {
   Connection,
   ScheduleOverlapPolicy,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from "@temporalio/client";
-import { loadContract } from "../contract/index.js";
+import { defaultCheckpointKey, loadContract } from "../contract/index.js";
 import { ConfigError, NonRetriableError } from "../errors.js";
 import { assertNoLiteralSecrets } from "../sources/registry.js";
 import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
@@ -37,6 +38,35 @@ export class StreamAlreadyRunningError extends NonRetriableError {
   }
 }
 
+/**
+ * A stream's workflow is closed and did not succeed (failed, terminated, cancelled, timed out):
+ * the message says why, from the failure Temporal recorded — the activity's own error (a bad
+ * contract, a rival writer, an unreachable broker after its retries), not the SDK's wrapper.
+ */
+export class StreamFailedError extends NonRetriableError {
+  constructor(
+    readonly workflowId: string,
+    /** How the workflow closed, e.g. `failed`, `terminated`. */
+    readonly outcome: string,
+    /** The cause, as `ErrorType: message`. */
+    readonly reason: string,
+  ) {
+    super("STREAM_FAILED", `stream workflow ${workflowId} ${outcome}: ${reason}`);
+  }
+}
+
+/** The innermost failure Temporal recorded, as `Type: message` (the SDK's wrappers say only where it happened). */
+export function failureReason(err: unknown): string {
+  let message = err instanceof Error ? err.message : String(err);
+  let type: string | undefined;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const t = (e as { type?: unknown }).type;
+    if (typeof t === "string" && t !== "") type = t;
+    if (e.message) message = e.message;
+  }
+  return type === undefined ? message : `${type}: ${message}`;
+}
+
 /** A client for LakeLogic's streams on a Temporal cluster. */
 export class StreamClient {
   private constructor(
@@ -55,7 +85,7 @@ export class StreamClient {
   /** The checkpoint key a stream input resolves to (reads the contract for the default). */
   static async checkpointKeyOf(input: Pick<StreamWorkflowInput, "checkpointKey" | "contract">): Promise<string> {
     if (input.checkpointKey) return input.checkpointKey;
-    return `stream::${(await loadContract(input.contract)).dataset}`;
+    return defaultCheckpointKey(await loadContract(input.contract));
   }
 
   async start(input: StreamWorkflowInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
@@ -79,16 +109,40 @@ export class StreamClient {
     return this.client.workflow.getHandle(streamWorkflowId(checkpointKey));
   }
 
-  status(checkpointKey: string): Promise<StreamStatus> {
-    return this.handle(checkpointKey).query<StreamStatus>("status");
+  /**
+   * The stream's status (query `status`). A workflow that closed without success answers with
+   * StreamFailedError and its cause: a failed workflow cannot be asked, and Temporal's own answer
+   * (a query not registered, a closed workflow) would not say why it stopped.
+   */
+  async status(checkpointKey: string): Promise<StreamStatus> {
+    const handle = this.handle(checkpointKey);
+    try {
+      return await handle.query<StreamStatus>("status");
+    } catch (err) {
+      const described = await handle.describe().catch(() => undefined);
+      const outcome = described?.status.name;
+      if (outcome === undefined || outcome === "RUNNING" || outcome === "COMPLETED") throw err;
+      const reason = await handle.result().then(
+        () => outcome.toLowerCase(),
+        (failure: unknown) => failureReason(failure),
+      );
+      throw new StreamFailedError(handle.workflowId, outcome.toLowerCase().replace(/_/g, " "), reason);
+    }
   }
 
   async signal(checkpointKey: string, signal: "pause" | "resume" | "stop"): Promise<void> {
     await this.handle(checkpointKey).signal(signal);
   }
 
-  result(checkpointKey: string): Promise<StreamWorkflowResult> {
-    return this.handle(checkpointKey).result() as Promise<StreamWorkflowResult>;
+  /** The stream's result once it ends; StreamFailedError with the cause when it did not succeed. */
+  async result(checkpointKey: string): Promise<StreamWorkflowResult> {
+    const handle = this.handle(checkpointKey);
+    try {
+      return (await handle.result()) as StreamWorkflowResult;
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      throw new StreamFailedError(handle.workflowId, "failed", failureReason(err.cause ?? err));
+    }
   }
 
   /** Running streams, from the search attributes the workflow publishes. */

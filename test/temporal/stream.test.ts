@@ -9,7 +9,8 @@ import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { FileSource } from "../../src/sources/file/file-source.js";
-import { StreamAlreadyRunningError, StreamClient } from "../../src/temporal/client.js";
+import { StreamAlreadyRunningError, StreamClient, StreamFailedError } from "../../src/temporal/client.js";
+import { main } from "../../src/cli/main.js";
 import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";
 import type { FetchBatchResult, StreamStatus, StreamWorkflowInput, StreamWorkflowResult, WriteBatchesResult } from "../../workflows/types.js";
 import { requireService } from "../support/services.js";
@@ -299,5 +300,25 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     const history = await handle.fetchHistory();
     const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
     expect(Math.max(...attempts)).toBe(1);
+  });
+
+  it("says why a stream failed: its result, its status and the CLI give the cause, not the SDK's wrapper", async () => {
+    const s = stream("failed", 10);
+    const broken = join(s.dir, "broken.yaml");
+    writeFileSync(broken, "dataset: x\nmodel:\n  fields:\n    - {name: a, type: nonsense}\n");
+    await streams.start({ ...s.input, contract: broken });
+    const key = s.input.checkpointKey!;
+    const failed = await streams.result(key).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(StreamFailedError);
+    expect((failed as Error).message).toMatch(/^stream workflow lakelogic:test::failed failed: ContractError: .*broken\.yaml.*nonsense/s);
+    const status = await streams.status(key).catch((e: unknown) => e);
+    expect(status).toBeInstanceOf(StreamFailedError);
+    expect((status as Error).message).toMatch(/lakelogic:test::failed failed: ContractError: .*nonsense/s);
+
+    let stderr = "";
+    const code = await main(["status", key, "--address", temporal!.address], { stdout: () => undefined, stderr: (t) => void (stderr += t) });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/failed: ContractError: .*nonsense/s);
+    expect(stderr).not.toMatch(/internal error|QueryNotRegistered|WorkflowFailedError/);
   });
 });
