@@ -6,6 +6,7 @@ import { parseProcessingTime } from "../contract/normalise/trigger.js";
 import type { LoadContractOptions } from "../contract/index.js";
 import { ConfigError } from "../errors.js";
 import type { Contract } from "../contract/types.js";
+import { streamRunSettings } from "../sources/index.js";
 import { resolveStreamSettings, type ResolveOptions, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
 import { oneOf } from "./args.js";
 import { UsageError } from "./types.js";
@@ -195,10 +196,16 @@ export function streamInputOf(
   if (vars) input.vars = vars;
   if (values.env) input.environment = values.env;
   if (values.engine) input.engine = oneOf("--engine", values.engine, ["duckdb", "polars"] as const, "duckdb");
-  if (typeof overrides.checkpoint === "string") input.checkpoint = workerCheckpoint(overrides.checkpoint);
+  // What the contract declares goes into the input too, so the UI shows what the stream runs
+  // with; the workers resolve the same values from the contract either way.
+  const declared = streamRunSettings(contract);
+  const checkpoint = overrides.checkpoint ?? declared.checkpoint;
+  if (typeof checkpoint === "string") input.checkpoint = workerCheckpoint(checkpoint);
   if (overrides.targetPath !== undefined) input.targetPath = resolve(overrides.targetPath);
-  if (overrides.batchSize !== undefined) input.batchSize = overrides.batchSize;
-  if (overrides.maxWaitMs !== undefined) input.maxWaitMs = overrides.maxWaitMs;
+  const batchSize = overrides.batchSize ?? declared.batchSize;
+  if (batchSize !== undefined) input.batchSize = batchSize;
+  const maxWaitMs = overrides.maxWaitMs ?? declared.maxWaitMs;
+  if (maxWaitMs !== undefined) input.maxWaitMs = maxWaitMs;
   if (overrides.maxRecordBytes !== undefined) input.maxRecordBytes = overrides.maxRecordBytes;
   if (overrides.resetCheckpoint) input.resetCheckpoint = true;
   return input;
