@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { LakeLogicError } from "../errors.js";
-import { locateSpark, type SparkRuntime } from "./home.js";
+import { locateSpark, type SparkRuntime } from "./spark-home.js";
 
 export class SparkDriverError extends LakeLogicError {
   constructor(message: string, options?: { cause?: unknown }) {
