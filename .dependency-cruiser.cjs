@@ -4,11 +4,11 @@
 const LAYERS = [
   ["^src/util/", "^src/observe/", "^src/errors\\.ts$"],
   ["^src/contract/"],
-  ["^src/checkpoint/", "^src/engine/", "^src/spark/(driver|engine|home)\\.ts$"],
+  ["^src/checkpoint/", "^src/engine/"],
   ["^src/lake/"],
   ["^src/sources/"],
   ["^src/pipeline/"],
-  ["^src/sink/", "^src/temporal/", "^src/spark/(stream-sink|index)\\.ts$"],
+  ["^src/sink/", "^src/temporal/", "^src/spark/"],
   ["^src/lint/", "^src/index\\.ts$"],
   ["^src/cli/"],
 ];

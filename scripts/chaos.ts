@@ -9,7 +9,7 @@
  * Temporal CLI (scripts/provision-*.sh).
  */
 import { RUNTIMES, runChaos, type ChaosReport, type Runtime } from "./chaos/harness.js";
-import { SOURCE_KINDS, type SourceKind } from "./chaos/sources.js";
+import { SOURCE_KINDS, type SourceKind } from "./chaos/source-driver.js";
 
 const usage = `Usage: npm run chaos -- [--kills N] [--seed S] [--sources ${SOURCE_KINDS.join(",")}] [--runtimes ${RUNTIMES.join(",")}] [--json]`;
 

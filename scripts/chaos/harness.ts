@@ -12,7 +12,8 @@ import { startTemporal, type TemporalServer } from "../../test/support/temporal.
 import { auditStream, loadCheckpoint, type StreamAudit } from "./check.js";
 import { CHAOS_CONTRACT, makeDataset, type Dataset } from "./dataset.js";
 import { sinkLife, type SinkPlan } from "./sink-life.js";
-import { startDriver, type LoadedStream, type SourceDriver, type SourceKind } from "./sources.js";
+import type { LoadedStream, SourceDriver, SourceKind } from "./source-driver.js";
+import { startDriver } from "./sources.js";
 import { QUEUE_DRAIN_MS, startTemporalCell, type TemporalCell } from "./temporal-cell.js";
 
 export const RUNTIMES = ["sink", "temporal"] as const;

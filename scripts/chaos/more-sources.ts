@@ -10,7 +10,7 @@ import { startKafka } from "../../test/support/kafka.js";
 import { startPubSub } from "../../test/support/pubsub.js";
 import { startSqs } from "../../test/support/sqs.js";
 import { itemText, type Dataset } from "./dataset.js";
-import type { SourceDriver } from "./sources.js";
+import type { SourceDriver } from "./source-driver.js";
 
 const texts = (data: Dataset) => data.items.map(itemText);
 

@@ -1,42 +1,16 @@
 /**
- * The source kinds the chaos harness drives: for each, the servers it needs (started through the
- * test/support starters) and how to load a dataset into a fresh stream and name it in a JSON
- * source config that both `lakelogic run` and a Temporal worker accept.
+ * Starting a source kind's driver (source-driver.ts): the file and PostgreSQL drivers are here,
+ * the network sources' in more-sources.ts. Servers are started through the test/support
+ * starters; a driver loads a dataset into a fresh stream and names it in a JSON source config
+ * that both `lakelogic run` and a Temporal worker accept.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { startPostgres, type PostgresServer } from "../../test/support/postgres.js";
-import { bigIdText, itemText, type Dataset } from "./dataset.js";
+import { bigIdText, itemText } from "./dataset.js";
 import { kafkaDriver, pubsubDriver, sqsDriver, sseDriver } from "./more-sources.js";
-
-export const SOURCE_KINDS = ["file", "postgres", "sse", "kafka", "sqs", "pubsub"] as const;
-export type SourceKind = (typeof SOURCE_KINDS)[number];
-
-/** A loaded stream: the `--source` config and the environment its consumer needs. */
-export interface LoadedStream {
-  source: Record<string, unknown>;
-  env: Record<string, string>;
-  /** Cursor sources replay exactly from the checkpoint: totals must equal what was produced. */
-  exactTotals: boolean;
-  /** The source delivers in production order, so each key must end on its last event. */
-  ordered: boolean;
-  /** Queues: messages not yet acknowledged. A run ends on an empty receive while a dead consumer's lease still hides some. */
-  remaining?: () => Promise<number>;
-}
-
-export interface SourceDriver {
-  kind: SourceKind;
-  /** Whether payloads are text (so decode and type poison can be produced). */
-  text: boolean;
-  /**
-   * Records a stream of this source gets through per kill, at most, when its delivery is paced
-   * (Pub/Sub); the stream's dataset is sized by it so that its drain stays short.
-   */
-  pacedRecordsPerKill?: number;
-  load(name: string, dir: string, data: Dataset): Promise<LoadedStream>;
-  stop(): Promise<void>;
-}
+import type { SourceDriver, SourceKind } from "./source-driver.js";
 
 const fileDriver: SourceDriver = {
   kind: "file",

@@ -1,5 +1,5 @@
 /**
- * Batch validation engines. `duckdb` (default) and `polars` execute the same plan and
+ * Batch validation engines. `duckdb` (default), `polars` and `spark` execute the same plan and
  * give the same results; see docs/contracts.md, "Validation semantics".
  */
 import { ConfigError } from "../errors.js";
@@ -19,7 +19,7 @@ export async function createEngine(name: EngineName = "duckdb"): Promise<Engine>
     }
     case "spark": {
       // Loaded on demand: starts a Spark driver process (see docs/spark.md).
-      const { SparkEngine } = await import("../spark/engine.js");
+      const { SparkEngine } = await import("./spark.js");
       return SparkEngine.create();
     }
     default:

@@ -17,8 +17,8 @@ import { ConfigError } from "../errors.js";
 import { quarantineIds } from "../lake/quarantine.js";
 import type { QuarantineRow } from "../lake/types.js";
 import type { Row, RuleCount } from "../engine/types.js";
-import { SparkDriver, SparkDriverError, type DriverEvent } from "./driver.js";
-import { SparkEngine } from "./engine.js";
+import { SparkDriver, SparkDriverError, type DriverEvent } from "../engine/spark-driver.js";
+import { SparkEngine } from "../engine/spark.js";
 import { jsonText, parseJsonRecord } from "../util/exact-json.js";
 
 export type SparkSource =

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runChaos } from "../../scripts/chaos/harness.js";
-import { SOURCE_KINDS } from "../../scripts/chaos/sources.js";
+import { SOURCE_KINDS } from "../../scripts/chaos/source-driver.js";
 import { findKafkaLib } from "../support/kafka.js";
 import { findPostgresBinDir } from "../support/postgres.js";
 import { findPstest } from "../support/pubsub.js";

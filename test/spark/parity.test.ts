@@ -9,7 +9,7 @@ import { coerceValue } from "../../src/engine/canonical.js";
 import { createEngine } from "../../src/engine/index.js";
 import type { Engine } from "../../src/engine/types.js";
 import { ConfigError } from "../../src/errors.js";
-import { SparkEngine } from "../../src/spark/engine.js";
+import { SparkEngine } from "../../src/engine/spark.js";
 import { EDGE_VALUES, generateCorpus, parityContract } from "../engine/corpus.js";
 import { makeContract } from "../support/contract.js";
 import { requireSpark } from "../support/spark.js";

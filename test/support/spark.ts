@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { locateSpark, type SparkRuntime } from "../../src/spark/home.js";
+import { locateSpark, type SparkRuntime } from "../../src/engine/spark-home.js";
 
 export function requireSpark(env: NodeJS.ProcessEnv = process.env): SparkRuntime {
   let rt: SparkRuntime;

@@ -1,18 +1,18 @@
 /**
- * Engine "spark": the validation plan compiled to Spark SQL (engine/spark-sql.ts) and run by a
+ * Engine "spark": the validation plan compiled to Spark SQL (spark-sql.ts) and run by a
  * long-lived Spark driver process (one SparkSession per engine, reused for every batch, stopped
  * by close()). The JavaScript pass (encode.ts) and the result assembly (assemble.ts) are the
  * ones the other engines use, so rows, errors and messages are built by the same code.
  */
 import type { Contract } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
-import { assemble, emptyOutput, type EngineOutput } from "../engine/assemble.js";
-import { dryRunBatch, encodeBatch, type EncodedBatch } from "../engine/encode.js";
-import { compilePlan } from "../engine/plan.js";
-import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "../engine/plan-types.js";
-import { buildSparkStatement, type SparkStatement } from "../engine/spark-sql.js";
-import type { Engine, ValidationResult } from "../engine/types.js";
-import { SparkDriver, SparkDriverError, type DriverConfig } from "./driver.js";
+import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
+import { dryRunBatch, encodeBatch, type EncodedBatch } from "./encode.js";
+import { compilePlan } from "./plan.js";
+import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
+import { buildSparkStatement, type SparkStatement } from "./spark-sql.js";
+import type { Engine, ValidationResult } from "./types.js";
+import { SparkDriver, SparkDriverError, type DriverConfig } from "./spark-driver.js";
 
 interface Compiled {
   plan: Plan;

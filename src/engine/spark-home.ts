@@ -23,7 +23,7 @@ export interface SparkRuntime {
   driver: string;
 }
 
-/** spark/driver.py, found from this module both in src/spark and in dist/src/spark. */
+/** spark/driver.py, found from this module both in src/engine and in dist/src/engine. */
 export function driverPath(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { NonRetriableError } from "../errors.js";
-import { locateSpark, type SparkRuntime } from "./home.js";
+import { locateSpark, type SparkRuntime } from "./spark-home.js";
 
 export class SparkDriverError extends NonRetriableError {
   constructor(message: string, options?: { cause?: unknown }) {
