@@ -28,8 +28,12 @@ export {
   type WatermarkValue,
   type WatermarkPosition,
   type FetchChunk,
+  type FetchChunkByPosition,
   type FetchMax,
+  type FetchMaxByPosition,
   type WatermarkChunkSourceOptions,
+  type WatermarkValueOptions,
+  type WatermarkPositionOptions,
 } from "./watermark/chunk-source.js";
 export {
   postgresChunkFetcher,

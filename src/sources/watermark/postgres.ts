@@ -1,22 +1,17 @@
 import { ConfigError } from "../../errors.js";
 import { quoteIdent as quoteSqlIdent } from "../../util/sql-text.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
+import type { SqlQueryable } from "./client.js";
 import { subqueryOf } from "./query-text.js";
 import {
   WatermarkChunkSource,
-  type FetchChunk,
-  type FetchMax,
-  type WatermarkChunkSourceOptions,
+  type FetchChunkByPosition,
+  type FetchMaxByPosition,
+  type WatermarkPositionOptions,
   type WatermarkPosition,
 } from "./chunk-source.js";
 
-/**
- * What the helpers need of a PostgreSQL client: `query(text, values)`. A `pg` Client, Pool or
- * PoolClient fits; `pg` itself is not a dependency of LakeLogic.
- */
-export interface SqlQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
-}
+export type { SqlQueryable } from "./client.js";
 
 export interface PostgresChunkFetcherOptions {
   /** Table name, or `{ schema, name }`. Quoted as identifiers, never spliced in as SQL. */
@@ -31,13 +26,19 @@ export interface PostgresChunkFetcherOptions {
 }
 
 /** The option names, for the refusal of unknown ones (the compiler keeps the lists complete). */
-const FETCHER_OPTIONS = optionNames<PostgresChunkFetcherOptions>()(["table", "query", "watermarkColumn", "tieBreakerColumn", "columns"]);
+const FETCHER_OPTIONS = optionNames<PostgresChunkFetcherOptions>()([
+  "table",
+  "query",
+  "watermarkColumn",
+  "tieBreakerColumn",
+  "columns",
+]);
 
 export interface PostgresChunkFetcher {
-  fetchChunk: FetchChunk;
-  fetchMax: FetchMax;
-  /** The matching WatermarkChunkSource options (field names, uniqueWatermark). */
-  sourceOptions: Pick<WatermarkChunkSourceOptions, "watermarkField" | "tieBreakerField" | "uniqueWatermark">;
+  fetchChunk: FetchChunkByPosition;
+  fetchMax: FetchMaxByPosition;
+  /** The matching WatermarkChunkSource options (field names, uniqueWatermark, the position form). */
+  sourceOptions: { watermarkField: string; tieBreakerField?: string; uniqueWatermark?: boolean; fetchAfter: "position" };
 }
 
 /** Quote a PostgreSQL identifier (`a"b` → `"a""b"`), refusing names PostgreSQL cannot hold. */
@@ -65,12 +66,13 @@ export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChun
   if (!client || typeof client.query !== "function") throw new ConfigError("client", "expected an object with query(text, values)");
   refuseUnknownOptions("postgresChunkFetcher", options, FETCHER_OPTIONS);
   if ((options.table === undefined) === (options.query === undefined)) throw new ConfigError("table", 'expected one of "table" and "query"');
-  const table =
+  const tableName =
     options.query !== undefined
-      ? subqueryOf(options.query)
+      ? undefined
       : typeof options.table === "string"
         ? quoteIdent(options.table)
         : `${quoteIdent(options.table!.schema)}.${quoteIdent(options.table!.name)}`;
+  const from = tableName ?? subqueryOf(options.query!);
   const wmName = options.watermarkColumn;
   const tbName = options.tieBreakerColumn;
   const wm = quoteIdent(wmName);
@@ -93,20 +95,20 @@ export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChun
     return `($${values.length - 1}, $${values.length})`;
   };
 
-  const fetchChunk: FetchChunk = async (after, limit, until) => {
+  const fetchChunk: FetchChunkByPosition = async (after, limit, until) => {
     const values: unknown[] = [];
     const where = [notNull];
     if (after) where.push(`${key} > ${bind(values, after)}`);
     if (until) where.push(`${key} <= ${bind(values, until)}`);
     values.push(limit);
-    const sql = `SELECT ${selectList} FROM ${table} WHERE ${where.join(" AND ")} ORDER BY ${orderAsc} LIMIT $${values.length}`;
-    const result = await client.query(sql, values);
-    return result.rows;
+    const sql = `SELECT ${selectList} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${orderAsc} LIMIT $${values.length}`;
+    const { rows } = await client.query(sql, values);
+    return rows;
   };
 
-  const fetchMax: FetchMax = async () => {
+  const fetchMax: FetchMaxByPosition = async () => {
     const cols = tb === undefined ? wm : `${wm}, ${tb}`;
-    const result = await client.query(`SELECT ${cols} FROM ${table} WHERE ${notNull} ORDER BY ${orderDesc} LIMIT 1`);
+    const result = await client.query(`SELECT ${cols} FROM ${from} WHERE ${notNull} ORDER BY ${orderDesc} LIMIT 1`);
     const row = result.rows[0];
     if (row === undefined) return undefined;
     const watermark = row[wmName] as WatermarkPosition["watermark"];
@@ -118,13 +120,13 @@ export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChun
     fetchMax,
     sourceOptions:
       tbName === undefined
-        ? { watermarkField: wmName, uniqueWatermark: true }
-        : { watermarkField: wmName, tieBreakerField: tbName },
+        ? { watermarkField: wmName, uniqueWatermark: true, fetchAfter: "position" }
+        : { watermarkField: wmName, tieBreakerField: tbName, fetchAfter: "position" },
   };
 }
 
 export type PostgresWatermarkSourceOptions = PostgresChunkFetcherOptions &
-  Omit<WatermarkChunkSourceOptions, "watermarkField" | "tieBreakerField" | "uniqueWatermark" | "fetchMax">;
+  Pick<WatermarkPositionOptions, "chunkSize" | "idleBackoffMs" | "description">;
 
 const SOURCE_OPTIONS = optionNames<PostgresWatermarkSourceOptions>()([
   "table",
