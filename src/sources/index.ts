@@ -43,6 +43,7 @@ export {
   type PostgresChunkFetcherOptions,
   type PostgresChunkFetcher,
   type PostgresWatermarkSourceOptions,
+  type SettleMode,
 } from "./watermark/postgres.js";
 
 /** What StreamSink accepts as its source. */

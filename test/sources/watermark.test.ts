@@ -586,8 +586,9 @@ describe.skipIf(!server)("WatermarkChunkSource on PostgreSQL", () => {
     expect(idleCalls).toBeGreaterThanOrEqual(2);
     expect(idleCalls).toBeLessThanOrEqual(20);
 
+    // An hour old: well behind the settle horizon (settleMs, 10 s by default), after every row there.
     await other.query(
-      `INSERT INTO events_cont SELECT g, date_trunc('milliseconds', now()) + g * interval '1 millisecond', 'new'
+      `INSERT INTO events_cont SELECT g, date_trunc('milliseconds', now()) - interval '1 hour' + g * interval '1 millisecond', 'new'
          FROM generate_series(10001, 10100) g`,
     );
     await waitFor(5_100);

@@ -3,6 +3,7 @@ import { quoteIdent as quoteSqlIdent } from "../../util/sql-text.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 import type { SqlQueryable } from "./client.js";
 import { subqueryOf } from "./query-text.js";
+import { DEFAULT_SETTLE_MS, SettleHorizon, timeCondition, type SettleMode } from "./settle.js";
 import {
   WatermarkChunkSource,
   type FetchChunkByPosition,
@@ -12,6 +13,7 @@ import {
 } from "./chunk-source.js";
 
 export type { SqlQueryable } from "./client.js";
+export type { SettleMode } from "./settle.js";
 
 export interface PostgresChunkFetcherOptions {
   /** Table name, or `{ schema, name }`. Quoted as identifiers, never spliced in as SQL. */
@@ -23,6 +25,14 @@ export interface PostgresChunkFetcherOptions {
   tieBreakerColumn?: string;
   /** Columns to select (the cursor columns are added when missing). Default `*`. */
   columns?: string[];
+  /**
+   * How far a read may go so that no transaction in flight can still commit a row behind it
+   * (docs/connectors.md, PostgreSQL). `"auto"` (default): `"snapshot"` for an integer watermark
+   * (identity, serial), `"time"` for a timestamp, none otherwise. `"off"`: read every visible row.
+   */
+  settle?: SettleMode;
+  /** `"time"`: read only rows whose watermark is at least this much older than the server's clock. Default 10000; 0 turns it off. */
+  settleMs?: number;
 }
 
 /** The option names, for the refusal of unknown ones (the compiler keeps the lists complete). */
@@ -32,6 +42,8 @@ const FETCHER_OPTIONS = optionNames<PostgresChunkFetcherOptions>()([
   "watermarkColumn",
   "tieBreakerColumn",
   "columns",
+  "settle",
+  "settleMs",
 ]);
 
 export interface PostgresChunkFetcher {
@@ -54,13 +66,14 @@ export function quoteIdent(name: string): string {
  *
  * ```sql
  * SELECT … FROM t WHERE wm IS NOT NULL AND id IS NOT NULL
- *   [AND (wm, id) > ($1, $2)] [AND (wm, id) <= ($3, $4)] ORDER BY wm, id LIMIT $5
+ *   [AND (wm, id) > ($1, $2)] [AND (wm, id) <= ($3, $4)] [AND wm <= <settle horizon>] ORDER BY wm, id LIMIT $5
  * ```
  *
  * Identifiers are quoted and every value is a bind parameter. An index on (wm, id) makes each
  * chunk an index range scan. Watermark columns of type `timestamp[tz]` with sub-millisecond
  * values lose precision in JS Dates (the source then stops with a WatermarkOrderError rather than
- * repeat rows); keep such watermarks at millisecond precision.
+ * repeat rows); keep such watermarks at millisecond precision. The functions keep the settle
+ * horizon between calls (settle.ts): one fetcher per source.
  */
 export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChunkFetcherOptions): PostgresChunkFetcher {
   if (!client || typeof client.query !== "function") throw new ConfigError("client", "expected an object with query(text, values)");
@@ -87,6 +100,11 @@ export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChun
     for (const required of [wmName, tbName]) if (required !== undefined && !names.includes(required)) names.push(required);
     selectList = names.map(quoteIdent).join(", ");
   }
+  const horizon = new SettleHorizon(
+    { client, from, table: tableName, watermarkColumn: wmName, wm, notNull, maxColumns: tb === undefined ? wm : `${wm}, ${tb}`, orderDesc },
+    options.settle ?? "auto",
+    options.settleMs ?? DEFAULT_SETTLE_MS,
+  );
 
   const bind = (values: unknown[], p: WatermarkPosition): string => {
     values.push(p.watermark);
@@ -95,21 +113,30 @@ export function postgresChunkFetcher(client: SqlQueryable, options: PostgresChun
     return `($${values.length - 1}, $${values.length})`;
   };
 
-  const fetchChunk: FetchChunkByPosition = async (after, limit, until) => {
+  /** The last chunk came back short: it may have reached the horizon, which is probed again. */
+  let reachedBound = true;
+  const fetchChunk: FetchChunkByPosition = async (after, limit, until, signal) => {
+    const bound = await horizon.bound(reachedBound, signal);
+    if (bound === undefined) return []; // aborted while waiting for writers
     const values: unknown[] = [];
     const where = [notNull];
     if (after) where.push(`${key} > ${bind(values, after)}`);
     if (until) where.push(`${key} <= ${bind(values, until)}`);
+    if (bound.kind === "time") where.push(timeCondition(wm, values, bound.ms));
+    if (bound.kind === "value") {
+      if (bound.value === null) return []; // settled on an empty table
+      values.push(bound.value);
+      where.push(`${wm} <= $${values.length}`);
+    }
     values.push(limit);
     const sql = `SELECT ${selectList} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${orderAsc} LIMIT $${values.length}`;
     const { rows } = await client.query(sql, values);
+    reachedBound = rows.length < limit;
     return rows;
   };
 
   const fetchMax: FetchMaxByPosition = async () => {
-    const cols = tb === undefined ? wm : `${wm}, ${tb}`;
-    const result = await client.query(`SELECT ${cols} FROM ${from} WHERE ${notNull} ORDER BY ${orderDesc} LIMIT 1`);
-    const row = result.rows[0];
+    const row = await horizon.max();
     if (row === undefined) return undefined;
     const watermark = row[wmName] as WatermarkPosition["watermark"];
     return tbName === undefined ? { watermark } : { watermark, tieBreaker: row[tbName] as WatermarkPosition["watermark"] };
@@ -134,13 +161,16 @@ const SOURCE_OPTIONS = optionNames<PostgresWatermarkSourceOptions>()([
   "watermarkColumn",
   "tieBreakerColumn",
   "columns",
+  "settle",
+  "settleMs",
   "chunkSize",
   "idleBackoffMs",
   "description",
 ]);
 
 /**
- * A ready WatermarkChunkSource over a PostgreSQL table, with `endCursor()` for available_now.
+ * A ready WatermarkChunkSource over a PostgreSQL table, with `endCursor()` for available_now and
+ * the settle horizon on by default.
  *
  * ```ts
  * const source = postgresWatermarkSource(pool, {
@@ -150,13 +180,15 @@ const SOURCE_OPTIONS = optionNames<PostgresWatermarkSourceOptions>()([
  */
 export function postgresWatermarkSource(client: SqlQueryable, options: PostgresWatermarkSourceOptions): WatermarkChunkSource {
   refuseUnknownOptions("postgresWatermarkSource", options, SOURCE_OPTIONS);
-  const { table, query, watermarkColumn, tieBreakerColumn, columns, ...rest } = options;
+  const { table, query, watermarkColumn, tieBreakerColumn, columns, settle, settleMs, ...rest } = options;
   const fetcher = postgresChunkFetcher(client, {
     ...(table !== undefined ? { table } : {}),
     ...(query !== undefined ? { query } : {}),
     watermarkColumn,
     ...(tieBreakerColumn !== undefined ? { tieBreakerColumn } : {}),
     ...(columns !== undefined ? { columns } : {}),
+    ...(settle !== undefined ? { settle } : {}),
+    ...(settleMs !== undefined ? { settleMs } : {}),
   });
   const name = table === undefined ? "query" : typeof table === "string" ? table : `${table.schema}.${table.name}`;
   return new WatermarkChunkSource(fetcher.fetchChunk, {
