@@ -28,8 +28,12 @@ export {
   type WatermarkValue,
   type WatermarkPosition,
   type FetchChunk,
+  type FetchChunkByPosition,
   type FetchMax,
+  type FetchMaxByPosition,
   type WatermarkChunkSourceOptions,
+  type WatermarkValueOptions,
+  type WatermarkPositionOptions,
 } from "./watermark/chunk-source.js";
 export {
   postgresChunkFetcher,
@@ -39,6 +43,7 @@ export {
   type PostgresChunkFetcherOptions,
   type PostgresChunkFetcher,
   type PostgresWatermarkSourceOptions,
+  type SettleMode,
 } from "./watermark/postgres.js";
 
 /** What StreamSink accepts as its source. */

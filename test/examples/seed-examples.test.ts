@@ -96,7 +96,7 @@ describe("seed examples without a broker", () => {
   it("WatermarkChunkSource(fetch_chunk, watermark_field='id', chunk_size=1000)", async () => {
     const table = Array.from({ length: 2500 }, (_, i) => ({ id: i + 1, ...orderEvent(i + 1, 0) }));
     // fetch_chunk(after, limit): rows with id > after, ordered by id, at most `limit` of them.
-    const fetchChunk: FetchChunk = async (after, limit) => table.filter((r) => after === undefined || r.id > Number(after.watermark)).slice(0, limit);
+    const fetchChunk: FetchChunk = async (after, limit) => table.filter((r) => after === undefined || r.id > Number(after)).slice(0, limit);
     const src = new WatermarkChunkSource(fetchChunk, { watermarkField: "id", chunkSize: 1000 });
     const sink = new StreamSink("contracts/bronze_orders.yaml", src, {
       engine: "duckdb",

@@ -219,6 +219,42 @@ describe.skipIf(!server)("postgres source on PostgreSQL", () => {
     expect((await admin.query("SELECT last_value, is_called FROM orders_seq")).rows[0]).toMatchObject({ is_called: false });
   });
 
+  it("settle is on by default from a JSON config: a row committed out of sequence order is not lost", async () => {
+    await admin.query(`CREATE TABLE seq_orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text)`);
+    await admin.query(`INSERT INTO seq_orders (note) VALUES ('one'), ('two'), ('three')`);
+    const [a, b] = [new pg.Client(server!.url), new pg.Client(server!.url)];
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      // A takes id 4 and stays open; B takes id 5 and commits first.
+      await a.query("BEGIN");
+      await a.query(`INSERT INTO seq_orders (note) VALUES ('late')`);
+      await b.query(`INSERT INTO seq_orders (note) VALUES ('early')`);
+      const source = (await createSource({ type: "postgres", url: `env:${ENV}`, table: "seq_orders", watermark_field: "id", unique_watermark: true })) as CursorSource;
+      await source.seek(undefined);
+      await source.endCursor?.();
+      const ids: number[] = [];
+      let done = false;
+      const run = (async () => {
+        for await (const r of source.read({ mode: "available_now", signal: new AbortController().signal })) ids.push(Number((r.value as { id: string }).id));
+        done = true;
+      })();
+      // Until the source's connection has looked at the writers in flight (or the run ended without).
+      const probed = async () =>
+        (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'lakelogic' AND query LIKE '%pg_locks%'`)).rows.length > 0;
+      while (!done && !(await probed())) await new Promise((r) => setTimeout(r, 10));
+      await a.query("COMMIT");
+      await run;
+      await source.close?.();
+      expect(ids).toEqual([1, 2, 3, 4, 5]);
+      await expect(createSource({ type: "postgres", url: `env:${ENV}`, table: "t", watermark_field: "id", unique_watermark: true, settle: "never" })).rejects.toThrow(
+        /settle.*auto, snapshot, time, off/,
+      );
+    } finally {
+      await a.query("ROLLBACK");
+      await Promise.all([a.end(), b.end()]);
+    }
+  });
+
   it("lakelogic run CONTRACT with the source in the contract", async () => {
     const file = join(tmp, "pg_orders_cli.yaml");
     writeFileSync(

@@ -3,7 +3,6 @@ import {
   WatermarkChunkSource,
   WatermarkOrderError,
   type FetchChunk,
-  type WatermarkPosition,
 } from "../../src/sources/watermark/chunk-source.js";
 
 // The spec's call — `WatermarkChunkSource(fetch_chunk, watermark_field="id", chunk_size=1000)` —
@@ -19,10 +18,10 @@ function table(rows: Row[]) {
   const fetchChunk: FetchChunk = async (after, limit, until) => {
     limits.push(limit);
     return sorted
-      .filter((r) => (after === undefined || r.wm > Number(after.watermark)) && (until === undefined || r.wm <= Number(until.watermark)))
+      .filter((r) => (after === undefined || r.wm > Number(after)) && (until === undefined || r.wm <= Number(until)))
       .slice(0, limit);
   };
-  const fetchMax = async (): Promise<WatermarkPosition | undefined> => (sorted.length ? { watermark: sorted.at(-1)!.wm } : undefined);
+  const fetchMax = async (): Promise<number | undefined> => sorted.at(-1)?.wm;
   return { fetchChunk, fetchMax, limits, rows: sorted };
 }
 
@@ -106,8 +105,189 @@ describe("WatermarkChunkSource with the spec's options (watermarkField only)", (
 
   it("a query that does not resume strictly after the cursor is refused, not looped on", async () => {
     const rows = tied(10, 2);
-    const inclusive: FetchChunk = async (after, limit) => rows.filter((r) => after === undefined || r.wm >= Number(after.watermark)).slice(0, limit);
+    const inclusive: FetchChunk = async (after, limit) => rows.filter((r) => after === undefined || r.wm >= Number(after)).slice(0, limit);
     const s = new WatermarkChunkSource(inclusive, { watermarkField: "wm", chunkSize: 3 });
     await expect(readAll(s)).rejects.toThrow(/strict ">"/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The Python form of the call: `fetch_chunk(after, limit)`, `after` the last watermark value.
+
+type Wm = { id: number; name: string };
+
+/** Rows 0..n-1, unique watermark `id`, ordered. */
+function unique(n: number): Wm[] {
+  return Array.from({ length: n }, (_, id) => ({ id, name: `row ${id}` }));
+}
+
+/** The fetch a user writes from the spec: rows with id > after (all at first), at most limit. */
+function specFetch(rows: Wm[], calls: unknown[][] = []): FetchChunk {
+  return async (after, limit, until) => {
+    calls.push([after, limit, until]);
+    return rows.filter((r) => after == null || r.id > (after as number)).slice(0, limit);
+  };
+}
+
+async function readIds(s: WatermarkChunkSource): Promise<{ ids: number[]; error?: unknown }> {
+  const ids: number[] = [];
+  try {
+    for await (const r of s.read({ mode: "available_now", signal: new AbortController().signal })) ids.push((r.value as Wm).id);
+  } catch (error) {
+    return { ids, error };
+  }
+  return { ids };
+}
+
+describe("WatermarkChunkSource in the Python form (after = the last watermark value)", () => {
+  it("the spec's fetch(after, limit) with `>`: 250 unique ids, chunkSize 100 — every row exactly once", async () => {
+    const rows = unique(250);
+    const calls: unknown[][] = [];
+    const s = new WatermarkChunkSource(specFetch(rows, calls), { watermarkField: "id", chunkSize: 100 });
+    const { ids, error } = await readIds(s);
+    expect(error).toBeUndefined();
+    expect(ids).toEqual(rows.map((r) => r.id));
+    expect(s.currentCursor()).toEqual({ watermark: 249 });
+    // `after` is undefined on the first call, then a plain number — never an object.
+    expect(calls[0]![0]).toBeUndefined();
+    expect(calls.slice(1).every(([after]) => typeof after === "number")).toBe(true);
+  });
+
+  it("with uniqueWatermark, a resumed cursor and fetchMax: `after` and `until` are plain values too", async () => {
+    const rows = unique(250);
+    const calls: unknown[][] = [];
+    const make = () =>
+      new WatermarkChunkSource(specFetch(rows, calls), {
+        watermarkField: "id",
+        uniqueWatermark: true,
+        chunkSize: 100,
+        fetchMax: async () => rows.at(-1)!.id,
+      });
+    const first = make();
+    await first.endCursor?.();
+    const head: number[] = [];
+    for await (const r of first.read({ mode: "available_now", signal: new AbortController().signal })) {
+      head.push((r.value as Wm).id);
+      if (head.length === 120) break;
+    }
+    const second = make();
+    await second.seek(first.currentCursor());
+    expect(await second.endCursor?.()).toEqual({ watermark: 249 });
+    const { ids, error } = await readIds(second);
+    expect(error).toBeUndefined();
+    expect([...head, ...ids]).toEqual(rows.map((r) => r.id));
+    expect(calls.every(([after, , until]) => (after === undefined || typeof after === "number") && (until === undefined || until === 249))).toBe(true);
+  });
+
+  it("the position form stays for callers who ask: fetchAfter \"position\" passes { watermark }", async () => {
+    const rows = unique(250);
+    const s = new WatermarkChunkSource(
+      async (after, limit) => rows.filter((r) => after === undefined || r.id > Number(after.watermark)).slice(0, limit),
+      { watermarkField: "id", chunkSize: 100, fetchAfter: "position" },
+    );
+    const { ids, error } = await readIds(s);
+    expect(error).toBeUndefined();
+    expect(ids).toEqual(rows.map((r) => r.id));
+  });
+
+  it("a fetchMax of the Python form returning a { watermark } object is refused, naming fetchAfter", async () => {
+    const s = new WatermarkChunkSource(specFetch(unique(3)), {
+      watermarkField: "id",
+      fetchMax: (async () => ({ watermark: 2 })) as never,
+    });
+    await expect(s.endCursor!()).rejects.toThrow(/fetchMax\(\) result.*plain value.*fetchAfter: "position"/);
+  });
+});
+
+describe("a chunk that cannot be right stops the read with a WatermarkOrderError, never ends it", () => {
+  /** Answers the first call, then compares `after` the wrong way (an object where a value is, or the reverse). */
+  const answersOnce = (rows: Wm[]) => {
+    let first = true;
+    return async (_after: unknown, limit: number) => {
+      const page = first ? rows.slice(0, limit) : [];
+      first = false;
+      return page;
+    };
+  };
+
+  it("ties allowed: an empty chunk after a full one whose tail was held back (the reported loss)", async () => {
+    const s = new WatermarkChunkSource(answersOnce(unique(250)), { watermarkField: "id", chunkSize: 100 });
+    const { ids, error } = await readIds(s);
+    expect(error).toBeInstanceOf(WatermarkOrderError);
+    expect(String(error)).toMatch(/fetchChunk\(98, 100\) returned no rows, but the chunk before held rows from \(99\) on/);
+    expect(String(error)).toMatch(/`after` is a plain watermark value \(undefined on the first call\): the query must select the rows where id > after/);
+    expect(ids).toHaveLength(99);
+    expect(s.currentCursor()).toEqual({ watermark: 98 });
+  });
+
+  it("the position form fed to a value comparison: the same refusal, saying what `after` is", async () => {
+    const rows = unique(250);
+    // `r.id > after` with after an object is always false.
+    const s = new WatermarkChunkSource(
+      async (after, limit) => rows.filter((r) => after === undefined || r.id > (after as unknown as number)).slice(0, limit),
+      { watermarkField: "id", chunkSize: 100, fetchAfter: "position" },
+    );
+    const { error } = await readIds(s);
+    expect(error).toBeInstanceOf(WatermarkOrderError);
+    expect(String(error)).toMatch(/`after` is \{ watermark \}: the query must select the rows where id > after.watermark/);
+  });
+
+  it("the one-row overlap: a chunk that does not start again with the last row handed out", async () => {
+    const s = new WatermarkChunkSource(answersOnce(unique(250)), { watermarkField: "id", uniqueWatermark: true, chunkSize: 100 });
+    const { ids, error } = await readIds(s);
+    expect(error).toBeInstanceOf(WatermarkOrderError);
+    expect(String(error)).toMatch(/fetchChunk\(98, 101\) was expected to start again with \(99\), the last row handed out .* but returned no rows/);
+    expect(ids).toHaveLength(100);
+  });
+
+  it("the one-row overlap: a row that appears behind the cursor (committed late) is refused, not skipped", async () => {
+    // Even ids; after the first chunk (0..198) the odd id 197 commits, between the last two rows read.
+    const rows = Array.from({ length: 150 }, (_, i) => ({ id: i * 2, name: `row ${i * 2}` }));
+    const fetch = specFetch(rows);
+    let calls = 0;
+    const s = new WatermarkChunkSource(
+      async (after, limit, until, signal) => {
+        if (calls++ === 1) rows.splice(99, 0, { id: 197, name: "late" });
+        return fetch(after, limit, until, signal);
+      },
+      { watermarkField: "id", uniqueWatermark: true, chunkSize: 100 },
+    );
+    const { ids, error } = await readIds(s);
+    expect(error).toBeInstanceOf(WatermarkOrderError);
+    expect(String(error)).toMatch(/a row at \(197\) came back between \(196\) and \(198\).*starts with \(200\)/);
+    expect(ids).toHaveLength(100);
+  });
+
+  it("the last row deleted between two chunks is no error: the rest is read, nothing refused", async () => {
+    const rows = unique(250);
+    const fetch = specFetch(rows);
+    let calls = 0;
+    const s = new WatermarkChunkSource(
+      async (after, limit, until, signal) => {
+        if (calls++ === 1) rows.splice(99, 1); // row 99, the last one handed out
+        return fetch(after, limit, until, signal);
+      },
+      { watermarkField: "id", uniqueWatermark: true, chunkSize: 100 },
+    );
+    const { ids, error } = await readIds(s);
+    expect(error).toBeUndefined();
+    expect(ids).toEqual(Array.from({ length: 250 }, (_, i) => i));
+  });
+
+  it("watermarks going backwards, and more rows than the limit", async () => {
+    const rows = unique(250);
+    const backwards = new WatermarkChunkSource(async (_after, limit) => rows.slice(0, limit), { watermarkField: "id", chunkSize: 100 });
+    const back = await readIds(backwards);
+    expect(back.error).toBeInstanceOf(WatermarkOrderError);
+    expect(String(back.error)).toMatch(/rows out of order: \(0\) came after \(98\)/);
+
+    const descending = new WatermarkChunkSource(async () => [{ id: 5 }, { id: 3 }], { watermarkField: "id", chunkSize: 100 });
+    expect((await readIds(descending)).error).toBeInstanceOf(WatermarkOrderError);
+
+    const tooMany = new WatermarkChunkSource(async () => rows, { watermarkField: "id", chunkSize: 100 });
+    const many = await readIds(tooMany);
+    expect(many.error).toBeInstanceOf(WatermarkOrderError);
+    expect(String(many.error)).toMatch(/returned 250 rows; expected at most 100/);
+    expect(many.ids).toEqual([]);
   });
 });

@@ -7,8 +7,10 @@ import type { ReadOptions, RunMode } from "../../src/sources/core/types.js";
 import {
   WatermarkChunkSource,
   WatermarkOrderError,
-  type FetchChunk,
-  type WatermarkChunkSourceOptions,
+  type FetchChunk as FetchValue,
+  type FetchChunkByPosition as FetchChunk,
+  type FetchMax,
+  type WatermarkPositionOptions,
   type WatermarkPosition,
   type WatermarkValue,
 } from "../../src/sources/watermark/chunk-source.js";
@@ -60,6 +62,15 @@ function memoryTable(rows: Row[], wm = "wm", tbOrNull: string | null = "id") {
   const table = {
     rows,
     calls: 0,
+    /** The Python form: `after` and `until` are plain watermark values. */
+    fetchValue: ((after, limit, until, signal) =>
+      table.fetchChunk(
+        after === undefined ? undefined : { watermark: after },
+        limit,
+        until === undefined ? undefined : { watermark: until },
+        signal,
+      )) as FetchValue,
+    maxValue: (async () => (await table.fetchMax())?.watermark) as FetchMax,
     fetchChunk: (async (after, limit, until) => {
       table.calls++;
       return [...table.rows]
@@ -93,7 +104,7 @@ function expectExactlyOnce(ids: unknown[], expected: number[]): void {
   expect([...seen].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b));
 }
 
-function source(table: ReturnType<typeof memoryTable>, extra: Partial<WatermarkChunkSourceOptions> = {}) {
+function source(table: ReturnType<typeof memoryTable>, extra: Partial<WatermarkPositionOptions> = {}) {
   return new WatermarkChunkSource(table.fetchChunk, {
     watermarkField: "wm",
     tieBreakerField: "id",
@@ -115,6 +126,12 @@ describe("WatermarkChunkSource (in memory)", () => {
     expect(
       () => new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", tieBreakerField: "id", uniqueWatermark: true }),
     ).toThrow(/uniqueWatermark/);
+    expect(
+      () => new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", tieBreakerField: "id", fetchAfter: "value" } as never),
+    ).toThrow(/fetchAfter.*cannot carry the tie-breaker/);
+    expect(
+      () => new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", fetchAfter: "id" } as never),
+    ).toThrow(/fetchAfter/);
   });
 
   it("empty table: available_now with a snapshot reads nothing and never fetches a chunk", async () => {
@@ -164,7 +181,7 @@ describe("WatermarkChunkSource (in memory)", () => {
   it("uniqueWatermark on a unique column reads everything", async () => {
     const rows = Array.from({ length: 57 }, (_, i) => ({ id: i, wm: i * 3 }));
     const t = memoryTable(rows, "wm", null);
-    const s = new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 4, fetchMax: t.fetchMax });
+    const s = new WatermarkChunkSource(t.fetchValue, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 4, fetchMax: t.maxValue });
     await s.endCursor?.();
     expectExactlyOnce((await drain(s)).map((r) => r.id), rows.map((r) => r.id));
     expect(s.currentCursor()).toEqual({ watermark: 56 * 3 });
@@ -173,7 +190,7 @@ describe("WatermarkChunkSource (in memory)", () => {
   it("uniqueWatermark with ties inside a chunk: refuses instead of losing rows", async () => {
     const rows = Array.from({ length: 20 }, (_, i) => ({ id: i, wm: 5 }));
     const t = memoryTable(rows, "wm", null);
-    const s = new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 4 });
+    const s = new WatermarkChunkSource(t.fetchValue, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 4 });
     await expect(drain(s)).rejects.toThrow(WatermarkOrderError);
     await expect(drain(s)).rejects.toThrow(/not unique: set tieBreakerField/);
   });
@@ -183,7 +200,7 @@ describe("WatermarkChunkSource (in memory)", () => {
     // between the 2nd chunk (…, 7) and the 3rd (7, …). Strict ">" alone would skip one of them.
     const rows = Array.from({ length: 20 }, (_, i) => ({ id: i, wm: i === 8 ? 7 : i }));
     const t = memoryTable(rows, "wm", null);
-    const s = new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 4 });
+    const s = new WatermarkChunkSource(t.fetchValue, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 4 });
     const seen: unknown[] = [];
     const err = await (async () => {
       try {
@@ -252,8 +269,7 @@ describe("WatermarkChunkSource (in memory)", () => {
     expect([...head, ...tail].map((r) => r.id)).toEqual(rows.map((r) => r.id));
 
     // bigint as the watermark itself
-    const fetchBig: FetchChunk = async (after, limit) =>
-      rows.filter((r) => !after || r.seq > (after.watermark as bigint)).slice(0, limit);
+    const fetchBig: FetchValue = async (after, limit) => rows.filter((r) => after === undefined || r.seq > (after as bigint)).slice(0, limit);
     const c = new WatermarkChunkSource(fetchBig, { watermarkField: "seq", uniqueWatermark: true, chunkSize: 6 });
     await drain(c, "available_now", 9);
     const big = roundTrip(c.currentCursor()) as WatermarkPosition;
@@ -310,7 +326,7 @@ describe("WatermarkChunkSource (in memory)", () => {
     const t = memoryTable([]);
     await expect(source(t).seek({ watermark: 1 })).rejects.toThrow(/tieBreaker/);
     await expect(source(t).seek(7)).rejects.toThrow(ConfigError);
-    const unique = new WatermarkChunkSource(t.fetchChunk, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 1 });
+    const unique = new WatermarkChunkSource(t.fetchValue, { watermarkField: "wm", uniqueWatermark: true, chunkSize: 1 });
     await expect(unique.seek({ watermark: 1, tieBreaker: 2 })).rejects.toThrow(/no tieBreakerField/);
   });
 
@@ -570,8 +586,9 @@ describe.skipIf(!server)("WatermarkChunkSource on PostgreSQL", () => {
     expect(idleCalls).toBeGreaterThanOrEqual(2);
     expect(idleCalls).toBeLessThanOrEqual(20);
 
+    // An hour old: well behind the settle horizon (settleMs, 10 s by default), after every row there.
     await other.query(
-      `INSERT INTO events_cont SELECT g, date_trunc('milliseconds', now()) + g * interval '1 millisecond', 'new'
+      `INSERT INTO events_cont SELECT g, date_trunc('milliseconds', now()) - interval '1 hour' + g * interval '1 millisecond', 'new'
          FROM generate_series(10001, 10100) g`,
     );
     await waitFor(5_100);

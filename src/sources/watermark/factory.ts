@@ -77,6 +77,8 @@ export function postgresSourceFrom(o: OptionsOf<typeof postgresSpec>): Watermark
     ...(o.tieBreakerField !== undefined ? { tieBreakerColumn: o.tieBreakerField } : {}),
     ...(o.columns !== undefined ? { columns: o.columns } : {}),
     chunkSize: o.chunkSize,
+    settle: o.settle,
+    settleMs: o.settleMs,
     idleBackoffMs: { initial: Math.min(200, o.idleBackoffMaxMs), max: o.idleBackoffMaxMs },
   });
   return Object.assign(source, { close: () => client.close() });

@@ -1,4 +1,5 @@
 import type { ComponentSpec } from "../core/spec.js";
+import { DEFAULT_SETTLE_MS, SETTLE_MODES } from "./settle.js";
 
 /**
  * `{"type": "postgres", ...}`: the keyset backfill of `postgresWatermarkSource`, configured as
@@ -12,7 +13,8 @@ export const postgresSpec = {
     "`chunkSize` rows per query; the cursor is the last row's (watermark, tie-breaker), so a run " +
     "resumes exactly after it and rows sharing a watermark are never lost at a chunk boundary. " +
     "`available_now` stops at the greatest position present when the run starts; `continuous` keeps " +
-    "polling, backing off while nothing is new. One connection, read-only, closed with the source.",
+    "polling, backing off while nothing is new. Reads stop short of rows a transaction still in flight could commit behind " +
+    "(`settle`, on for sequence and timestamp watermarks). One connection, read-only, closed with the source.",
   peerDependency: "pg",
   options: {
     url: {
@@ -40,6 +42,19 @@ export const postgresSpec = {
       description: "Without a tie-breaker: declare that no two rows share a watermark (checked while reading).",
     },
     columns: { type: "string[]", description: "Columns to read (the watermark and tie-breaker are added). Default: all." },
+    settle: {
+      type: "string",
+      enum: SETTLE_MODES,
+      default: "auto",
+      description:
+        "How far a read goes so that no transaction still in flight can commit a row behind the cursor. `snapshot`: up to the greatest watermark seen once the transactions then writing the table have ended (a sequence or identity column). `time`: only rows whose watermark is `settleMs` older than the server's clock (a timestamp). `auto`: `snapshot` for smallint / integer / bigint, `time` for timestamps, nothing otherwise. `off`: every visible row.",
+    },
+    settleMs: {
+      type: "integer",
+      min: 0,
+      default: DEFAULT_SETTLE_MS,
+      description: "`settle: time`: how much older than the server's clock a row's watermark must be to be read; longer than the longest writing transaction. 0 turns the time horizon off.",
+    },
     chunkSize: { type: "integer", min: 1, max: 1_000_000, default: 1000, description: "Rows per query." },
     idleBackoffMaxMs: {
       type: "integer",
