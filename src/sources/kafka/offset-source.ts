@@ -210,6 +210,9 @@ export class KafkaOffsetSource implements CursorSource {
         if (this.limit && this.drained(this.limit)) return;
         const item = this.membership.holding ? undefined : this.buffer.take(this.cursor);
         if (!item) {
+          // Taking nothing may still have moved a partition past control records (a commit
+          // marker, an aborted transaction) up to the snapshot: then the drain is over.
+          if (this.limit && this.drained(this.limit)) return;
           await this.buffer.waitForData(options.signal);
           continue;
         }

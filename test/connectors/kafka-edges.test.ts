@@ -1,0 +1,145 @@
+/**
+ * The Kafka source at the edges of a topic, against a real Apache Kafka broker: transaction
+ * markers and aborted transactions at a partition's end, partitions added while a run reads,
+ * tombstones. Every case counts the rows of the DuckDB merge target (examples/orders.yaml,
+ * keyed on order_id) and its quarantine.
+ *
+ * The test's vitest timeout bounds each run: a drain that never ends fails the test.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import kafkajs from "kafkajs";
+import { afterAll, describe, expect, it } from "vitest";
+import { isBadOrder, orderEvent } from "../../examples/orders.js";
+import { loadContract } from "../../src/contract/index.js";
+import { DUCKDB_FILE, resolveLakeConfig } from "../../src/lake/index.js";
+import { StreamSink } from "../../src/sink/index.js";
+import { KafkaOffsetSource } from "../../src/sources/kafka/connector.js";
+import { DuckDBInstance } from "../../src/util/duckdb.js";
+import { startKafka } from "../support/kafka.js";
+import { requireService } from "../support/services.js";
+
+const { Kafka, logLevel } = kafkajs;
+const PARTITIONS = 3;
+const contractPath = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
+
+const kafka = await requireService("connectors/kafka edges (Apache Kafka broker)", () => startKafka());
+const dirs: string[] = [];
+afterAll(async () => {
+  await kafka?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(name: string): string {
+  const d = mkdtempSync(join(tmpdir(), `ll-kafka-edges-${name}-`));
+  dirs.push(d);
+  return d;
+}
+
+const client = () => new Kafka({ brokers: kafka!.brokers, clientId: "lakelogic-test", logLevel: logLevel.NOTHING });
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
+const message = (i: number) => ({ partition: i % PARTITIONS, key: String(i), value: JSON.stringify(orderEvent(i)) });
+
+interface QuarantineRow {
+  record: unknown;
+  raw: string | null;
+  position: { topic: string; partition: number; offset: number };
+  ruleIds: string[];
+  reasons: string[];
+}
+
+/** The merge target's order ids and its quarantine, straight from the DuckDB file (read-only). */
+async function readLake(lakeDir: string): Promise<{ ids: number[]; quarantine: QuarantineRow[] }> {
+  const config = resolveLakeConfig(await loadContract(contractPath), { targetPath: lakeDir });
+  const instance = await DuckDBInstance.create(join(lakeDir, DUCKDB_FILE), { access_mode: "READ_ONLY" });
+  try {
+    const conn = await instance.connect();
+    try {
+      const good = await conn.runAndReadAll(`SELECT order_id::BIGINT AS id FROM "${config.table}"`);
+      const bad = await conn.runAndReadAll(
+        `SELECT record::VARCHAR AS record, raw, position::VARCHAR AS position, rule_ids, reasons FROM "${config.quarantine.target}"`,
+      );
+      return {
+        ids: good.getRowObjectsJS().map((r) => Number(r.id)),
+        quarantine: bad.getRowObjectsJS().map((r) => ({
+          record: r.record === null ? null : JSON.parse(r.record as string),
+          raw: (r.raw as string | null) ?? null,
+          position: JSON.parse(r.position as string) as QuarantineRow["position"],
+          ruleIds: (r.rule_ids as string[] | null) ?? [],
+          reasons: (r.reasons as string[] | null) ?? [],
+        })),
+      };
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    instance.closeSync();
+  }
+}
+
+async function highWatermarks(topic: string): Promise<Record<string, number>> {
+  const admin = client().admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return Object.fromEntries(offsets.map((o) => [`${topic}:${o.partition}`, Number(o.high)]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Exactly the good ones of `events` in the target, the bad ones in quarantine, once each. */
+async function expectEvents(lakeDir: string, events: readonly number[]): Promise<void> {
+  const lake = await readLake(lakeDir);
+  const good = events.filter((i) => !isBadOrder(i));
+  expect(lake.ids.length, "target rows").toBe(good.length);
+  expect(new Set(lake.ids)).toEqual(new Set(good));
+  expect(lake.quarantine.length, "quarantine rows").toBe(events.length - good.length);
+}
+
+describe.skipIf(!kafka)("kafka edges on a real broker", () => {
+  it("available_now ends at the snapshot when transaction markers and an aborted transaction end the partitions", async () => {
+    const topic = "tx-end";
+    await kafka!.createTopic(topic, PARTITIONS);
+    const producer = client().producer({ transactionalId: "lakelogic-test-tx", idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    try {
+      // Three committed transactions: each partition's last offset is a commit marker.
+      for (let t = 0; t < 3; t++) {
+        const tx = await producer.transaction();
+        await tx.send({ topic, messages: range(t * 100, t * 100 + 100).map(message) });
+        await tx.commit();
+      }
+      const first = tempDir("tx-end");
+      const run = (dir: string, groupId: string) =>
+        new StreamSink(contractPath, new KafkaOffsetSource(topic, { brokers: kafka!.brokers, groupId, logLevel: "nothing" }), {
+          targetPath: join(dir, "lake"),
+          checkpoint: join(dir, "ck.sqlite"),
+          batchSize: 50,
+        }).run("available_now");
+      const committed = await run(first, "tx-first");
+      expect(committed.sourceCount).toBe(300);
+      expect(committed.cursor).toEqual(await highWatermarks(topic));
+      await expectEvents(join(first, "lake"), range(0, 300));
+
+      // Then an aborted transaction: its records and its abort marker end every partition.
+      const tx = await producer.transaction();
+      await tx.send({ topic, messages: range(300, 330).map(message) });
+      await tx.abort();
+      const second = tempDir("tx-abort");
+      const withAbort = await run(second, "tx-second");
+      expect(withAbort.sourceCount).toBe(300);
+      const end = await highWatermarks(topic);
+      expect(withAbort.cursor).toEqual(end);
+      await expectEvents(join(second, "lake"), range(0, 300));
+      // The first stream resumes at its cursor and skips the aborted transaction the same way.
+      const resumed = await run(first, "tx-first");
+      expect(resumed.sourceCount).toBe(0);
+      expect(resumed.cursor).toEqual(end);
+    } finally {
+      await producer.disconnect();
+    }
+  }, 120_000);
+});
