@@ -17,6 +17,7 @@ import { loadContract } from "../../src/contract/index.js";
 import { DUCKDB_FILE, resolveLakeConfig } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { KafkaOffsetSource } from "../../src/sources/kafka/connector.js";
+import { createSource } from "../../src/sources/registry.js";
 import { DuckDBInstance } from "../../src/util/duckdb.js";
 import { startKafka } from "../support/kafka.js";
 import { requireService } from "../support/services.js";
@@ -79,6 +80,14 @@ async function readLake(lakeDir: string): Promise<{ ids: number[]; quarantine: Q
   }
 }
 
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function highWatermarks(topic: string): Promise<Record<string, number>> {
   const admin = client().admin();
   await admin.connect();
@@ -98,6 +107,17 @@ async function expectEvents(lakeDir: string, events: readonly number[]): Promise
   expect(new Set(lake.ids)).toEqual(new Set(good));
   expect(lake.quarantine.length, "quarantine rows").toBe(events.length - good.length);
 }
+
+describe("kafka edge options (no broker needed)", () => {
+  it("metadataMaxAgeMs: validated, and mapped from the Python form's metadata_max_age_ms", async () => {
+    const optionsOf = (s: unknown) => (s as { options: Record<string, unknown> }).options;
+    expect(optionsOf(new KafkaOffsetSource("t", { brokers: "b:9092" })).metadataMaxAgeMs).toBe(300_000);
+    expect(optionsOf(await createSource({ type: "kafka", brokers: "b:9092", topic: "t", metadata_max_age_ms: 2_000 })).metadataMaxAgeMs).toBe(2_000);
+    await expect(createSource({ type: "kafka", brokers: "b:9092", topic: "t", metadataMaxAgeMs: 5 })).rejects.toThrow(/metadataMaxAgeMs/);
+    const stream = await createSource({ type: "stream", path: "t", options: { kind: "kafka", brokers: "b:9092", metadata_max_age_ms: 1_500 } });
+    expect(optionsOf(stream).metadataMaxAgeMs).toBe(1_500);
+  });
+});
 
 describe.skipIf(!kafka)("kafka edges on a real broker", () => {
   it("available_now ends at the snapshot when transaction markers and an aborted transaction end the partitions", async () => {
@@ -141,5 +161,54 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
     } finally {
       await producer.disconnect();
     }
+  }, 120_000);
+
+  it("partitions added while a continuous run reads are read, within metadataMaxAgeMs", async () => {
+    const topic = "grow-partitions-live";
+    await kafka!.createTopic(topic, PARTITIONS);
+    const producer = client().producer();
+    await producer.connect();
+    const dir = tempDir("grow-live");
+    const stop = new AbortController();
+    let committed = 0;
+    const source = new KafkaOffsetSource(topic, { brokers: kafka!.brokers, groupId: "grow-live-g", metadataMaxAgeMs: 1_000, logLevel: "nothing" });
+    const running = new StreamSink(contractPath, source, {
+      targetPath: join(dir, "lake"),
+      checkpoint: join(dir, "ck.sqlite"),
+      batchSize: 100,
+      maxWaitMs: 200,
+      signal: stop.signal,
+      handleSignals: false,
+      onBatch: (b) => {
+        committed = b.totals.sourceCount;
+      },
+    }).run("continuous");
+    try {
+      await producer.send({ topic, messages: range(0, 300).map(message) });
+      await waitFor("the first 300 records", () => committed >= 300, 60_000);
+      const admin = client().admin();
+      await admin.connect();
+      try {
+        await admin.createPartitions({ topicPartitions: [{ topic, count: PARTITIONS + 2 }] });
+      } finally {
+        await admin.disconnect();
+      }
+      // Events 300..399 go to the new partitions 3 and 4 (a new producer knows of them).
+      const later = client().producer();
+      await later.connect();
+      await later.send({ topic, messages: range(300, 400).map((i) => ({ ...message(i), partition: 3 + (i % 2) })) });
+      await later.disconnect();
+      expect(await highWatermarks(topic)).toMatchObject({ [`${topic}:3`]: 50, [`${topic}:4`]: 50 });
+      // The default (300 s) would leave them unread far beyond this test's timeout.
+      await waitFor("the records of the new partitions", () => committed >= 400, 60_000);
+    } finally {
+      stop.abort();
+      await producer.disconnect();
+    }
+    const summary = await running;
+    expect(summary.totals.sourceCount).toBe(400);
+    expect(summary.cursor).toEqual(await highWatermarks(topic));
+    expect(summary.cursor).toMatchObject({ [`${topic}:3`]: 50, [`${topic}:4`]: 50 });
+    await expectEvents(join(dir, "lake"), range(0, 400));
   }, 120_000);
 });

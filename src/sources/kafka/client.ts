@@ -63,6 +63,7 @@ export class KafkaClients {
       maxBytes: this.options.maxBytes,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       maxWaitTimeInMs: this.options.maxWaitTimeMs,
+      metadataMaxAge: this.options.metadataMaxAgeMs,
       readUncommitted: this.options.readUncommitted,
       allowAutoTopicCreation: false,
     });
