@@ -47,6 +47,7 @@ export async function validateRecords(
         raw: r.raw,
         errors: [{ ruleId: DECODE_RULE_ID, message: r.decodeError }],
         position: r.position,
+        ...(r.envelope !== undefined ? { envelope: r.envelope } : {}),
       });
       continue;
     }

@@ -10,6 +10,11 @@ export interface QuarantineRow {
   errors: RuleFailure[];
   /** Source position (offset, event id, …) — part of the quarantine row's identity. */
   position?: unknown;
+  /**
+   * A decode failure's message around its payload (SourceRecord.envelope): stored as the row's
+   * record when `record` is undefined, and not part of its identity (the position is).
+   */
+  envelope?: Record<string, unknown>;
 }
 
 export interface WriteRequest {

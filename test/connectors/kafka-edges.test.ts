@@ -211,4 +211,47 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
     expect(summary.cursor).toMatchObject({ [`${topic}:3`]: 50, [`${topic}:4`]: 50 });
     await expectEvents(join(dir, "lake"), range(0, 400));
   }, 120_000);
+
+  it("a tombstone is quarantined with its key, headers, partition and offset", async () => {
+    const topic = "tombstones-kept";
+    await kafka!.createTopic(topic, PARTITIONS);
+    const producer = client().producer();
+    await producer.connect();
+    const binaryKey = Buffer.from([0xff, 0x00, 0x7f]);
+    try {
+      // Events 0..29, then deletes of 4, 7 and a key that is not UTF-8, all on partition 1.
+      await producer.send({ topic, messages: range(0, 30).map(message) });
+      await producer.send({
+        topic,
+        messages: [
+          { partition: 1, key: "4", value: null, headers: { op: "delete", by: ["a", "b"] } },
+          { partition: 1, key: "7", value: null },
+          { partition: 1, key: binaryKey, value: null },
+        ],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    const dir = tempDir("tombstones-kept");
+    const summary = await new StreamSink(contractPath, new KafkaOffsetSource(topic, { brokers: kafka!.brokers, groupId: "tombstones-kept-g", logLevel: "nothing" }), {
+      targetPath: join(dir, "lake"),
+      checkpoint: join(dir, "ck.sqlite"),
+    }).run("available_now");
+    expect(summary.sourceCount).toBe(33);
+    const lake = await readLake(join(dir, "lake"));
+    const tombstones = lake.quarantine.filter((q) => q.ruleIds.includes("decode"));
+    tombstones.sort((a, b) => a.position.offset - b.position.offset);
+    // Partition 1 holds events 1, 4, …, 28 (offsets 0..9), then the three tombstones.
+    expect(tombstones.map((q) => q.position)).toEqual([10, 11, 12].map((offset) => ({ topic, partition: 1, offset })));
+    expect(tombstones.map((q) => q.raw)).toEqual(["", "", ""]);
+    for (const q of tombstones) expect(q.reasons[0]).toMatch(/tombstone/);
+    const records = tombstones.map((q) => q.record as Record<string, unknown>);
+    expect(records[0]).toMatchObject({ key: "4", headers: { op: "delete", by: ["a", "b"] } });
+    expect(records[1]).toMatchObject({ key: "7" });
+    expect(records[1]).not.toHaveProperty("headers");
+    expect(records[2]).toMatchObject({ key: binaryKey.toString("base64"), keyEncoding: "base64" });
+    for (const r of records) expect(typeof r.timestamp).toBe("number");
+    // The deletes are not applied (tombstones: quarantine, the default): the rows stay.
+    expect(new Set(lake.ids)).toEqual(new Set(range(0, 30).filter((i) => !isBadOrder(i))));
+  }, 60_000);
 });

@@ -15,6 +15,12 @@ export interface SourceRecord {
   bytes?: number;
   /** Transport metadata (headers, attributes), kept for the caller. */
   meta?: Record<string, unknown>;
+  /**
+   * A record that failed to decode: what the transport knows of the message besides its payload
+   * and position (a Kafka message's key and headers), kept in quarantine (its `record` column).
+   * A function of the position, so it takes no part in the quarantine row's identity.
+   */
+  envelope?: Record<string, unknown>;
 }
 
 export type RunMode = "available_now" | "continuous";

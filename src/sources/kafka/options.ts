@@ -45,7 +45,7 @@ export const kafkaSpec = {
     "restarted run seeks each partition it is assigned to it (or to the group's offset, if another member got further). The consumer group's offsets are committed after each " +
     "checkpoint commit (auto-commit is off) so lag tools see progress. `available_now` ends at each " +
     "partition's high watermark taken when the run started. Values are decoded by `decoder` (JSON by default); a message that " +
-    "does not decode is quarantined with its bytes (base64), partition, offset and the reason.",
+    "does not decode (a tombstone among them) is quarantined with its bytes (base64), partition, offset, key, headers and the reason.",
   options: {
     brokers: { type: "string[]", required: true, description: "Bootstrap brokers, `host:port` each (a list or a comma-separated string)." },
     topic: { type: "string", required: true, description: "Topic to read." },

@@ -52,14 +52,19 @@ export function toRecord(topic: string, partition: number, offset: number, m: Ka
   const position: KafkaPosition = { topic, partition, offset };
   // Topic, partition and offset are in `position`; meta carries the rest of the envelope.
   const meta: Record<string, unknown> = { timestamp: Number(m.timestamp) };
-  if (m.key) meta.key = isUtf8(m.key) ? m.key.toString("utf8") : m.key.toString("base64");
+  const textKey = m.key ? isUtf8(m.key) : true;
+  if (m.key) meta.key = textKey ? m.key.toString("utf8") : m.key.toString("base64");
   const headers = m.headers;
   if (headers && Object.keys(headers).length > 0) meta.headers = headerStrings(headers);
   const bytes = m.value?.length ?? 0;
   const decoded = decoder.decode(m.value, KAFKA_VALUE);
   if ("error" in decoded) {
-    // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or replayed.
-    return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta };
+    // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or
+    // replayed, with its key and headers: a tombstone's key is the delete itself.
+    const envelope: Record<string, unknown> = { key: meta.key ?? null, ...(textKey ? {} : { keyEncoding: "base64" }) };
+    if (meta.headers) envelope.headers = meta.headers;
+    envelope.timestamp = meta.timestamp;
+    return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta, envelope };
   }
   return { value: decoded.value, position, bytes, meta };
 }
