@@ -190,6 +190,15 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
       await admin.connect();
       try {
         await admin.createPartitions({ topicPartitions: [{ topic, count: PARTITIONS + 2 }] });
+        // A producer sends only to partitions the broker's metadata already lists with a leader.
+        await waitFor(
+          "the new partitions' leaders",
+          async () => {
+            const parts = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions ?? [];
+            return parts.length === PARTITIONS + 2 && parts.every((p) => p.leader >= 0);
+          },
+          30_000,
+        );
       } finally {
         await admin.disconnect();
       }
