@@ -6,13 +6,15 @@
  *
  * The test's vitest timeout bounds each run: a drain that never ends fails the test.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import kafkajs from "kafkajs";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { isBadOrder, orderEvent } from "../../examples/orders.js";
+import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
 import { DUCKDB_FILE, resolveLakeConfig } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
@@ -25,6 +27,7 @@ import { requireService } from "../support/services.js";
 const { Kafka, logLevel } = kafkajs;
 const PARTITIONS = 3;
 const contractPath = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
+const childScript = fileURLToPath(new URL("./kafka-child.ts", import.meta.url));
 
 const kafka = await requireService("connectors/kafka edges (Apache Kafka broker)", () => startKafka());
 const dirs: string[] = [];
@@ -263,4 +266,52 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
     // The deletes are not applied (tombstones: quarantine, the default): the rows stay.
     expect(new Set(lake.ids)).toEqual(new Set(range(0, 30).filter((i) => !isBadOrder(i))));
   }, 60_000);
+
+  it("SIGTERM after a broker SIGKILL and restart: the continuous run commits what it read and its process exits", async () => {
+    const topic = "sigterm-after-restart";
+    await kafka!.createTopic(topic, PARTITIONS);
+    const producer = client().producer();
+    await producer.connect();
+    await producer.send({ topic, messages: range(0, 3_000).map(message) });
+    await producer.disconnect();
+    const dir = tempDir("sigterm");
+    const lake = join(dir, "lake");
+    const ckpt = join(dir, "ck.sqlite");
+    const child = spawn(process.execPath, ["--import", "tsx", childScript, kafka!.brokers.join(","), topic, "sigterm-g", lake, ckpt, "500", "continuous"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    let committed = 0;
+    child.stdout.on("data", (chunk: Buffer) => {
+      const text = chunk.toString();
+      output += text;
+      for (const m of text.matchAll(/^committed \d+ (\d+)$/gm)) committed += Number(m[1]);
+    });
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    // Also when the test times out (a child that never exits): no process outlives the test.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    await waitFor("the first 3,000 records committed", () => committed >= 3_000, 60_000);
+    await kafka!.restart({ hard: true });
+    const again = client().producer();
+    await again.connect();
+    await again.send({ topic, messages: range(3_000, 6_000).map(message) });
+    await again.disconnect();
+    await waitFor("the records produced after the restart committed", () => committed >= 6_000, 120_000);
+    child.kill("SIGTERM");
+    // The bound is the test's timeout: a process that lingers fails it.
+    const exit = await exited;
+    expect(exit, output).toEqual({ code: 0, signal: null });
+    expect(output).toMatch(/^done .*"stoppedBy":"signal"/m);
+    const store = new SQLiteCheckpointStore(ckpt);
+    const record = await store.load("stream::orders");
+    await store.close();
+    expect(record?.cursor).toEqual(await highWatermarks(topic));
+    expect(record?.totals.sourceCount).toBe(6_000);
+    await expectEvents(lake, range(0, 6_000));
+  }, 240_000);
 });

@@ -1,7 +1,7 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Consumer, EachBatchPayload } from "kafkajs";
 import type { Cursor } from "../../checkpoint/types.js";
-import { sleep } from "../../util/wait.js";
+import { settledWithin, sleep } from "../../util/wait.js";
 import type { CursorSource, ReadOptions, RunMode, SourceLag, SourceRecord } from "../core/types.js";
 import { KafkaClients } from "./client.js";
 import { PartitionOffsets, cursorProgress, decodeCursor, encodeCursor, type KafkaCursor } from "./cursor.js";
@@ -180,8 +180,8 @@ export class KafkaOffsetSource implements CursorSource {
     this.closed = true;
     const consumer = this.consumer;
     this.consumer = undefined;
-    await consumer?.disconnect().catch(() => undefined);
-    await this.clients.close();
+    // Bounded: leave the group within closeTimeoutMs, then every connection is closed by force.
+    await this.clients.close(consumer);
     this.reading = false;
   }
 
@@ -193,7 +193,8 @@ export class KafkaOffsetSource implements CursorSource {
     this.closed = false;
     this.commits.forgetLast();
     // A consumer left over from an earlier read of this instance leaves the group first.
-    await this.consumer?.disconnect().catch(() => undefined);
+    const previous = this.consumer?.disconnect().catch(() => undefined);
+    if (previous) await settledWithin(previous, this.options.closeTimeoutMs);
     this.consumer = undefined;
     this.resetRead(options.mode);
     try {

@@ -28,6 +28,7 @@ const DEFAULTS = {
   bufferMaxBytes: 16 * 1024 * 1024,
   commitGroupOffsets: true,
   groupCommitTimeoutMs: 5_000,
+  closeTimeoutMs: 10_000,
   readUncommitted: false,
   logLevel: "error" as KafkaLogLevel,
 };
@@ -97,6 +98,13 @@ export const kafkaSpec = {
     bufferMaxBytes: { type: "integer", min: 1024, default: DEFAULTS.bufferMaxBytes, description: "Bounded read-ahead buffer, in bytes of message keys and values." },
     commitGroupOffsets: { type: "boolean", default: DEFAULTS.commitGroupOffsets, description: "Commit the group's offsets after each checkpoint commit, so standard lag tools see progress." },
     groupCommitTimeoutMs: { type: "integer", min: 100, default: DEFAULTS.groupCommitTimeoutMs, description: "Stop waiting for one group commit after this long; the next commit catches up." },
+    closeTimeoutMs: {
+      type: "integer",
+      min: 100,
+      default: DEFAULTS.closeTimeoutMs,
+      description:
+        "How long `close()` (the end of a run, SIGTERM) waits for the consumer to leave the group and the connections to close; then every connection of the client is closed by force, so a process never lingers on an unreachable or restarted broker.",
+    },
     readUncommitted: { type: "boolean", default: DEFAULTS.readUncommitted, description: "Also read records of open and aborted transactions (default: committed only)." },
     logLevel: { type: "string", enum: ["nothing", "error", "warn", "info", "debug"], default: DEFAULTS.logLevel, description: "kafkajs's own logging." },
     ...DECODE_OPTIONS,
@@ -168,6 +176,7 @@ export function resolveOptions(topic: string, options: KafkaSourceOptions): { to
     bufferMaxBytes: o.bufferMaxBytes,
     commitGroupOffsets: o.commitGroupOffsets,
     groupCommitTimeoutMs: o.groupCommitTimeoutMs,
+    closeTimeoutMs: o.closeTimeoutMs,
     readUncommitted: o.readUncommitted,
     logLevel: o.logLevel,
     payloadDecoder: decoderFrom(o, "source kafka"),
