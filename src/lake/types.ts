@@ -27,6 +27,12 @@ export interface WriteRequest {
   goodColumns?: GoodColumns;
   bad: QuarantineRow[];
   /**
+   * Merge only: primary keys (rows holding the key fields, values canonical) whose rows the
+   * batch deletes, after its good rows are written and in the same transaction — so a key the
+   * batch writes and then deletes is gone.
+   */
+  deletes?: Row[];
+  /**
    * When set, the target commits this checkpoint in the same transaction as the rows
    * (`checkpoint: "target"`, duckdb format only): exactly-once even with append.
    */

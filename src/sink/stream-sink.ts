@@ -18,6 +18,7 @@ import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import { loadStart } from "../pipeline/start.js";
 import { openTarget } from "../pipeline/target.js";
 import { assertSourceServes, checkRunMode, readModeOf, RUN_MODES, type StreamMode } from "../pipeline/modes.js";
+import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { SYSTEM_CLOCK, type TriggerClock } from "../pipeline/clock.js";
 import { nextTriggerAt } from "../../workflows/trigger.js";
 import { CursorFnSource, streamRunSettings, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
@@ -187,6 +188,7 @@ export class StreamSink {
     const source = this.openSource();
     // Before anything opens: a push source in available_now is refused, not run for a moment.
     assertSourceServes(source, readModeOf(mode));
+    assertTargetTakesDeletes(source, contract);
     const key = this.options.checkpointKey ?? `stream::${contract.dataset}`;
     const writerId = this.options.writerId ?? `sink:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 

@@ -9,6 +9,7 @@ import type { Engine } from "../engine/types.js";
 import { PipelineBatch } from "../pipeline/batch.js";
 import { commitBatch } from "../pipeline/commit.js";
 import { batchLimits, recordLimits } from "../pipeline/options.js";
+import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
 import { loadStart } from "../pipeline/start.js";
 import { openTarget, type StreamTarget } from "../pipeline/target.js";
@@ -311,6 +312,12 @@ export class StreamRuntime implements BatchRuntime {
     if (hit && this.continues(hit, input)) return { entry: hit };
     if (hit) await this.drop(input.key, hit);
     const source = await createSource(input.spec.source);
+    try {
+      assertTargetTakesDeletes(source, await this.contract(input.spec));
+    } catch (err) {
+      await source.close?.().catch(() => undefined);
+      throw err;
+    }
     const pipeline = new StreamPipeline({
       source,
       mode: input.spec.mode,

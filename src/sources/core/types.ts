@@ -21,6 +21,12 @@ export interface SourceRecord {
    * A function of the position, so it takes no part in the quarantine row's identity.
    */
   envelope?: Record<string, unknown>;
+  /**
+   * Set on a record that deletes its key's row from the target (a Kafka tombstone under
+   * `tombstones: delete`); `value` is then undefined. The key is turned into the primary-key
+   * fields by the batch (src/batch/deletes.ts).
+   */
+  delete?: { key: Uint8Array | null };
 }
 
 export type RunMode = "available_now" | "continuous";
@@ -65,6 +71,11 @@ export interface CursorSource {
    * instead of listening for a moment and calling that a drain.
    */
   readonly modes?: readonly RunMode[];
+  /**
+   * True when the source yields records that delete a key (`SourceRecord.delete`): it runs only
+   * into a merge target with a primary key, refused at start otherwise.
+   */
+  readonly deletes?: boolean;
   seek(cursor: Cursor | undefined): Promise<void>;
   currentCursor(): Cursor | undefined;
   /**
