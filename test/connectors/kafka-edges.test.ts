@@ -16,7 +16,9 @@ import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { isBadOrder, orderEvent } from "../../examples/orders.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
+import { ConfigError } from "../../src/errors.js";
 import { DUCKDB_FILE, resolveLakeConfig } from "../../src/lake/index.js";
+import { readQuarantine, readTable } from "../../src/lake/read.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { KafkaOffsetSource } from "../../src/sources/kafka/connector.js";
 import { createSource } from "../../src/sources/registry.js";
@@ -314,4 +316,73 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
     expect(record?.totals.sourceCount).toBe(6_000);
     await expectEvents(lake, range(0, 6_000));
   }, 240_000);
+
+  /**
+   * One partition, so the order is the produce order. The batches are cut so that a batch's
+   * deletes come after its other rows; batch size 1000 and 2 must end in the same state.
+   */
+  async function produceWithTombstones(topic: string): Promise<void> {
+    await kafka!.createTopic(topic, 1);
+    const producer = client().producer();
+    await producer.connect();
+    const upsert = (i: number) => ({ partition: 0, key: String(i), value: JSON.stringify(orderEvent(i)) });
+    const tombstone = (key: string | Buffer | null) => ({ partition: 0, key, value: null });
+    try {
+      await producer.send({
+        topic,
+        messages: [
+          ...range(0, 30).map(upsert),
+          tombstone("4"),
+          tombstone("7"),
+          upsert(7), // written again after its delete: it stays
+          upsert(10),
+          tombstone("10"), // deleted after it was written in the same batch: it goes
+          tombstone(JSON.stringify({ order_id: 12, note: "a JSON key with the primary-key field" })),
+          tombstone("999"), // a key never stored: nothing to delete
+          tombstone("not-a-number"), // not an order_id (long): quarantined
+          tombstone(null), // no key: quarantined
+          tombstone(JSON.stringify({ id: 13 })), // an object without order_id: quarantined
+        ],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+  }
+
+  it("tombstones: delete removes the key's row from a merge target (DuckDB and Parquet), in order, whatever the batch size", async () => {
+    const topic = "tombstones-delete";
+    await produceWithTombstones(topic);
+    const base = await loadContract(contractPath);
+    const expected = range(0, 30).filter((i) => !isBadOrder(i) && ![4, 10, 12].includes(i));
+    for (const [format, batchSize] of [["duckdb", 1000], ["duckdb", 2], ["parquet", 1000], ["parquet", 2]] as const) {
+      const dir = tempDir(`tombstones-delete-${format}-${batchSize}`);
+      const contract = { ...base, materialization: { ...base.materialization, format } };
+      const source = new KafkaOffsetSource(topic, { brokers: kafka!.brokers, groupId: `td-${format}-${batchSize}`, tombstones: "delete", logLevel: "nothing" });
+      const summary = await new StreamSink(contract, source, { targetPath: join(dir, "lake"), checkpoint: join(dir, "ck.sqlite"), batchSize }).run("available_now");
+      const what = `${format}, batch size ${batchSize}`;
+      expect(summary.sourceCount, what).toBe(40);
+      expect(summary.goodCount + summary.badCount + summary.supersededCount, what).toBe(40);
+      const ids = (await readTable(contract, { targetPath: join(dir, "lake") })).map((r) => Number(r.order_id));
+      expect(ids.length, what).toBe(expected.length);
+      expect(new Set(ids), what).toEqual(new Set(expected));
+      const quarantine = await readQuarantine(contract, { targetPath: join(dir, "lake") });
+      const tombstones = quarantine.filter((q) => (q.position as { offset: number }).offset >= 30);
+      expect(tombstones.map((q) => (q.record as { key: unknown }).key).sort(), what).toEqual(['{"id":13}', "not-a-number", null].sort());
+      expect(tombstones.find((q) => (q.record as { key: unknown }).key === "not-a-number")?.ruleIds, what).toEqual(["type:order_id"]);
+      expect(tombstones.filter((q) => q.ruleIds.includes("delete_key")).length, what).toBe(2);
+      // The bad orders among 0..29 are quarantined as usual.
+      expect(quarantine.length - tombstones.length, what).toBe(range(0, 30).filter((i) => isBadOrder(i)).length);
+    }
+  }, 180_000);
+
+  it("tombstones: delete is refused at start on a target that is not merge, or without a primary key", async () => {
+    const base = await loadContract(contractPath);
+    const source = () => new KafkaOffsetSource("never-read", { brokers: kafka!.brokers, tombstones: "delete", logLevel: "nothing" });
+    const dir = tempDir("tombstones-refused");
+    const run = (contract: typeof base) => new StreamSink(contract, source(), { targetPath: join(dir, "lake"), checkpoint: join(dir, "ck.sqlite") }).run("available_now");
+    const append = run({ ...base, materialization: { ...base.materialization, strategy: "append" } });
+    await expect(append).rejects.toThrow(ConfigError);
+    await expect(append).rejects.toThrow(/tombstones: .*strategy is append/);
+    await expect(run({ ...base, primaryKey: [] })).rejects.toThrow(/tombstones: .*no primary_key/);
+  }, 60_000);
 });

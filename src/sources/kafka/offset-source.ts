@@ -111,6 +111,11 @@ export class KafkaOffsetSource implements CursorSource {
     return this.options.groupId;
   }
 
+  /** With `tombstones: delete`, a tombstone deletes its key's row (merge targets only). */
+  get deletes(): boolean {
+    return this.options.tombstones === "delete";
+  }
+
   // ---------------------------------------------------------------- cursor protocol
 
   async seek(cursor: Cursor | undefined): Promise<void> {
@@ -337,7 +342,7 @@ export class KafkaOffsetSource implements CursorSource {
     }
     this.highWatermarks.set(p, Number(batch.highWatermark));
     const end = this.limit ? (this.limit.get(p) ?? from) : Infinity;
-    const { records, offsets, bytes } = sliceBatch(this.topic, p, batch.messages, from, end, this.options.payloadDecoder);
+    const { records, offsets, bytes } = sliceBatch(this.topic, p, batch.messages, from, end, this.options.payloadDecoder, this.options.tombstones);
     const last = offsets.at(-1);
     let fetchedTo = last !== undefined ? last + 1 : from;
     const batchEnd = Math.min(Number(batch.lastOffset()) + 1, end);

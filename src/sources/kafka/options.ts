@@ -30,6 +30,7 @@ const DEFAULTS = {
   groupCommitTimeoutMs: 5_000,
   closeTimeoutMs: 10_000,
   readUncommitted: false,
+  tombstones: "quarantine" as const,
   logLevel: "error" as KafkaLogLevel,
 };
 
@@ -106,6 +107,13 @@ export const kafkaSpec = {
         "How long `close()` (the end of a run, SIGTERM) waits for the consumer to leave the group and the connections to close; then every connection of the client is closed by force, so a process never lingers on an unreachable or restarted broker.",
     },
     readUncommitted: { type: "boolean", default: DEFAULTS.readUncommitted, description: "Also read records of open and aborted transactions (default: committed only)." },
+    tombstones: {
+      type: "string",
+      enum: ["quarantine", "delete"],
+      default: DEFAULTS.tombstones,
+      description:
+        "What a tombstone (a message with a null value) does. `quarantine`: it is quarantined with its key, headers and position. `delete`: it deletes its key's row from the target, in the same transaction as the batch's other rows, as Kafka Connect sinks do with `delete.enabled` — merge targets with a primary key only (refused at start otherwise). The key is a JSON object holding the primary-key fields, or, for a one-field primary key, that field's value as text; a key that is neither is quarantined.",
+    },
     logLevel: { type: "string", enum: ["nothing", "error", "warn", "info", "debug"], default: DEFAULTS.logLevel, description: "kafkajs's own logging." },
     ...DECODE_OPTIONS,
   },
@@ -178,6 +186,7 @@ export function resolveOptions(topic: string, options: KafkaSourceOptions): { to
     groupCommitTimeoutMs: o.groupCommitTimeoutMs,
     closeTimeoutMs: o.closeTimeoutMs,
     readUncommitted: o.readUncommitted,
+    tombstones: o.tombstones,
     logLevel: o.logLevel,
     payloadDecoder: decoderFrom(o, "source kafka"),
     onWarning: onWarning ?? ((message) => process.emitWarning(message, { code: "LAKELOGIC_KAFKA" })),
