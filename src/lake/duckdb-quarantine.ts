@@ -2,7 +2,7 @@ import { quoteIdent } from "../util/sql-text.js";
 import { wellFormedJson } from "../util/well-formed-json.js";
 import { bytesToBase64 } from "../util/exact-json.js";
 import { jsonDocument, safeJsonText } from "./json.js";
-import { QUARANTINE_COLUMNS, quarantineIds } from "./quarantine.js";
+import { QUARANTINE_COLUMNS, quarantineIds, storedRecord } from "./quarantine.js";
 import type { QuarantineRow } from "./types.js";
 
 const QUARANTINE_STRUCT =
@@ -60,7 +60,8 @@ export function quarantineDocument(rows: readonly QuarantineRow[], includeErrorR
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     // DuckDB's JSON type refuses escaped lone surrogates: a poison record must still get in (I6).
-    record[i] = r.record === undefined ? null : wellFormedJson(safeJsonText(r.record));
+    const stored = storedRecord(r);
+    record[i] = stored === undefined ? null : wellFormedJson(safeJsonText(stored));
     raw[i] = r.raw === undefined ? null : typeof r.raw === "string" ? r.raw : bytesToBase64(r.raw);
     enc[i] = r.raw === undefined ? null : typeof r.raw === "string" ? "text" : "base64";
     reasons[i] = includeErrorReason ? r.errors.map((e) => e.message) : null;

@@ -18,7 +18,7 @@ import { readPlanned, runBound, runPlanned } from "./duckdb-run.js";
 import { prepareStatements, STAGE, STAGE_TABLE, type Statements } from "./duckdb-statements.js";
 import { prepareTables, type TableColumn } from "./duckdb-tables.js";
 import { LakeWriteError } from "./errors.js";
-import { payloadBatch, type PayloadBatch } from "./payload-batch.js";
+import { keysBatch, payloadBatch, type PayloadBatch } from "./payload-batch.js";
 import { ensureSeqTable, loadSeq, numberRows, SEQ_COLUMN, storeSeq } from "./row-seq.js";
 import { ensureTablesTable, recordOf, sameRecord, storeTableRecord, type TableRecord } from "./table-contract.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult, WriteStream } from "./types.js";
@@ -128,6 +128,7 @@ export class DuckDBLakeWriter implements LakeWriter {
     const keyPlans = keyed ? this.keyPlans : undefined;
     const columns = this.fittingColumns(req, keyPlans);
     const good = columns ? undefined : this.goodDocument(req, keyPlans);
+    const deletes = this.deletesDocument(req);
     const quarantine = this.quarantineDocument(req);
     if (req.checkpoint && !this.checkpointTableReady) {
       await ensureCheckpointTable(conn);
@@ -161,6 +162,8 @@ export class DuckDBLakeWriter implements LakeWriter {
         goodWritten = (await s.insert.run()).rowsChanged;
       }
       if (goodWritten > 0) await storeSeq(conn, config.table, seq + goodWritten);
+      // After the good rows: the batch's deletes come after its other records.
+      if (deletes) await this.deleteKeys(s.deleteKeys!.rows, deletes.keysDoc, deletes.nullKey);
       const mode = config.quarantine.enabled && req.stream ? await this.quarantineMode(req.stream, req.batchId) : undefined;
       replacedFiles = mode?.files;
       let badWritten = 0;
@@ -337,6 +340,15 @@ export class DuckDBLakeWriter implements LakeWriter {
   private goodDocument(req: WriteRequest, keyPlans: readonly number[] | undefined): PayloadBatch | undefined {
     if (req.goodColumns?.count === 0) return undefined;
     return req.good.length > 0 ? payloadBatch(this.plans, req.good, keyPlans) : undefined;
+  }
+
+  /** The keys the batch deletes, spelt like the merge's (merge targets only). */
+  private deletesDocument(req: WriteRequest): { keysDoc: string; nullKey: boolean } | undefined {
+    if (!req.deletes || req.deletes.length === 0) return undefined;
+    if (this.config.strategy !== "merge" || this.keyPlans.length === 0) {
+      throw new LakeWriteError(`batch ${req.batchId} deletes keys, but table "${this.config.table}" is not a merge target with a primary key`);
+    }
+    return keysBatch(this.plans, req.deletes, this.keyPlans);
   }
 
   private quarantineDocument(req: WriteRequest): QuarantineDocument | undefined {

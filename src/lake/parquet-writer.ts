@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -7,7 +6,6 @@ import {
   renameSync,
   rmSync,
   unlinkSync,
-  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "../util/duckdb.js";
@@ -16,12 +14,14 @@ import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { buildChunks, convertAll, selectRows } from "./chunks.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
-import { LakeBusyError, LakeWriteError } from "./errors.js";
+import { LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
+import { takeLock, writeFileAtomic } from "./dataset-files.js";
 import { fsyncPath, isQuarantineFileOf, uniqueParquetName as uniqueName } from "./quarantine-files.js";
 import { commitOf } from "./commit-log.js";
 import { SEQ_COLUMN } from "./row-seq.js";
 import { checkTableContract, recordOf, type ExistingTable, type StoredColumn, type TableRecord } from "./table-contract.js";
+import type { Row } from "../engine/types.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
 /**
@@ -118,51 +118,6 @@ function emptyManifest(config: LakeConfig): Manifest {
   };
 }
 
-/** Write a file durably under its final name: temp name, fsync, rename, fsync the directory. */
-function writeFileAtomic(dir: string, name: string, content: string, renamed: () => void): void {
-  const tmp = join(dir, `${name}.${randomBytes(4).toString("hex")}.tmp`);
-  try {
-    writeFileSync(tmp, content);
-    fsyncPath(tmp, "r+");
-    renameSync(tmp, join(dir, name));
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  renamed();
-  fsyncPath(dir, "r");
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** One writer per dataset: an O_EXCL lock file holding the pid; a dead pid's lock is stale. */
-function takeLock(path: string): void {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      writeFileSync(path, String(process.pid), { flag: "wx" });
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const pid = Number(readFileSync(path, "utf8").trim());
-    if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) {
-      throw new LakeBusyError(
-        `${path}: process ${pid}${pid === process.pid ? " (this process)" : ""} is writing this dataset; ` +
-          "one writer per table — close the other writer first",
-      );
-    }
-    rmSync(path, { force: true });
-  }
-  throw new LakeBusyError(`${path}: could not take the writer lock`);
-}
-
 export class ParquetLakeWriter implements LakeWriter {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -205,6 +160,10 @@ export class ParquetLakeWriter implements LakeWriter {
       collectGarbage(config, manifest);
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
       await conn.run(`CREATE TABLE stage (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
+      // The keys a batch deletes (merge with a primary key only).
+      if (config.strategy === "merge" && keyPlans.length > 0) {
+        await conn.run(`CREATE TABLE dstage (${keyPlans.map((k) => `${quoteIdent(plans[k]!.name)} ${plans[k]!.sqlType}`).join(", ")})`);
+      }
       await conn.run(`CREATE TABLE qstage (${QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
       const known = new Set<string>();
       if (manifest.quarantine.length > 0) {
@@ -259,7 +218,11 @@ export class ParquetLakeWriter implements LakeWriter {
     const qdir = quarantineDir(config);
     const keyed = config.strategy === "merge" || (config.strategy === "overwrite" && this.keyPlans.length > 0);
     const selection = selectRows(this.plans, req.good, keyed ? this.keyPlans : undefined);
-    const count = selection.selected.length;
+    let count = selection.selected.length;
+    const deletes = req.deletes && req.deletes.length > 0 ? req.deletes : undefined;
+    if (deletes && (config.strategy !== "merge" || this.keyPlans.length === 0)) {
+      throw new LakeWriteError(`batch ${req.batchId} deletes keys, but dataset "${config.table}" is not a merge target with a primary key`);
+    }
     const columns = convertAll(this.plans, req.good, selection);
 
     const created: string[] = []; // paths to remove if the batch fails before the manifest moves
@@ -278,34 +241,13 @@ export class ParquetLakeWriter implements LakeWriter {
         }
         appender.closeSync();
       }
+      if (deletes) count -= await this.stageDeletes(deletes);
 
       if (config.strategy === "overwrite") {
         replaced = data;
         data = [];
-      } else if (config.strategy === "merge" && count > 0 && data.length > 0) {
-        // Rewrite only the files holding a key of this batch, into one file without those keys.
-        const on = this.keyPlans
-          .map((p) => `f.${quoteIdent(this.plans[p]!.name)} IS NOT DISTINCT FROM s.${quoteIdent(this.plans[p]!.name)}`)
-          .join(" AND ");
-        const paths = data.map((f) => join(dir, f.file));
-        const hit = await conn.runAndReadAll(
-          `SELECT DISTINCT f.filename FROM read_parquet(${sqlList(paths)}, filename = true, union_by_name = true) AS f
-           SEMI JOIN stage AS s ON ${on}`,
-        );
-        const touched = new Set(hit.getRows().map((r) => String(r[0])));
-        if (touched.size > 0) {
-          replaced = data.filter((f) => touched.has(join(dir, f.file)));
-          data = data.filter((f) => !touched.has(join(dir, f.file)));
-          const name = uniqueName("part", req.batchId, "-m");
-          const rows = await this.copyToFile(
-            `SELECT f.* FROM read_parquet(${sqlList([...touched])}, union_by_name = true) AS f ANTI JOIN stage AS s ON ${on}`,
-            dir,
-            name,
-            created,
-          );
-          if (rows > 0) data.push({ file: name, rows, batchId: req.batchId });
-          else unlinkSync(join(dir, name));
-        }
+      } else if (config.strategy === "merge" && (count > 0 || deletes) && data.length > 0) {
+        ({ data, replaced } = await this.rewriteTouched(data, deletes !== undefined, req.batchId, created));
       }
       if (count > 0) {
         const name = uniqueName("part", req.batchId);
@@ -371,6 +313,65 @@ export class ParquetLakeWriter implements LakeWriter {
     // Replaced files are unreachable now; a crash here leaves them for the next open's GC.
     for (const f of replaced) rmSync(join(dir, f.file), { force: true });
     return { goodWritten: count, badWritten: newIds.length, badAlreadyPresent };
+  }
+
+  /**
+   * Merge: rewrite only the files holding a key of this batch (written or deleted), into one file
+   * without those keys. Returns the files that stay and those the new one replaces.
+   */
+  private async rewriteTouched(
+    files: ManifestFile[],
+    deletes: boolean,
+    batchId: number,
+    created: string[],
+  ): Promise<{ data: ManifestFile[]; replaced: ManifestFile[] }> {
+    const dir = tableDir(this.config);
+    const on = this.keyMatch("f", "s");
+    const keys = deletes ? `(SELECT ${this.keyList()} FROM stage UNION ALL SELECT ${this.keyList()} FROM dstage)` : "stage";
+    const hit = await this.conn.runAndReadAll(
+      `SELECT DISTINCT f.filename FROM read_parquet(${sqlList(files.map((f) => join(dir, f.file)))}, filename = true, union_by_name = true) AS f
+       SEMI JOIN ${keys} AS s ON ${on}`,
+    );
+    const touched = new Set(hit.getRows().map((r) => String(r[0])));
+    if (touched.size === 0) return { data: files, replaced: [] };
+    const data = files.filter((f) => !touched.has(join(dir, f.file)));
+    const name = uniqueName("part", batchId, "-m");
+    const rows = await this.copyToFile(
+      `SELECT f.* FROM read_parquet(${sqlList([...touched])}, union_by_name = true) AS f ANTI JOIN ${keys} AS s ON ${on}`,
+      dir,
+      name,
+      created,
+    );
+    if (rows > 0) data.push({ file: name, rows, batchId });
+    else unlinkSync(join(dir, name));
+    return { data, replaced: files.filter((f) => touched.has(join(dir, f.file))) };
+  }
+
+  /**
+   * Stage the keys the batch deletes, and drop the batch's own rows of those keys from the stage
+   * (its deletes come after them). Returns how many staged rows were dropped.
+   */
+  private async stageDeletes(deletes: readonly Row[]): Promise<number> {
+    const { conn, plans, keyPlans } = this;
+    const selection = selectRows(plans, deletes, keyPlans);
+    await conn.run("DELETE FROM dstage");
+    const appender = await conn.createAppender("dstage");
+    const columns = keyPlans.map((k) => selection.converted.get(k)!);
+    for (const chunk of buildChunks(keyPlans.map((k) => plans[k]!.vectorType), columns, selection.selected.length)) {
+      appender.appendDataChunk(chunk);
+    }
+    appender.closeSync();
+    const dropped = await conn.run(`DELETE FROM stage AS s WHERE EXISTS (SELECT 1 FROM dstage AS f WHERE ${this.keyMatch("f", "s")})`);
+    return dropped.rowsChanged;
+  }
+
+  /** The key columns of `a` and `b` match, NULL parts matching each other. */
+  private keyMatch(a: string, b: string): string {
+    return this.keyPlans.map((p) => `${a}.${quoteIdent(this.plans[p]!.name)} IS NOT DISTINCT FROM ${b}.${quoteIdent(this.plans[p]!.name)}`).join(" AND ");
+  }
+
+  private keyList(): string {
+    return this.keyPlans.map((p) => quoteIdent(this.plans[p]!.name)).join(", ");
   }
 
   /** COPY a query to `<dir>/<name>` via a temp name; returns the row count. */

@@ -70,6 +70,18 @@ function lastPerKey(
   return last.size === n ? undefined : [...last.values()].sort((a, b) => a - b);
 }
 
+/**
+ * The keys of `rows` (holding at least the key fields) as a keys document like PayloadBatch's
+ * `keysDoc`: what a merge's delete removes.
+ */
+export function keysBatch(plans: readonly ColumnPlan[], rows: readonly Row[], keyPlans: readonly number[]): { keysDoc: string; nullKey: boolean } {
+  const columns = keyPlans.map((p) => payloadColumn(plans[p]!, rows, undefined));
+  return {
+    keysDoc: jsonDocument(Object.fromEntries(keyPlans.map((p, i) => [`c${p}`, columns[i]!]))),
+    nullKey: columns.some((c) => c.includes(null)),
+  };
+}
+
 /** One column over the rows (all, or the `selected` indices). */
 function payloadColumn(plan: ColumnPlan, rows: readonly Row[], selected: readonly number[] | undefined): PayloadValue[] {
   const { get, payload } = plan;

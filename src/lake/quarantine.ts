@@ -56,6 +56,11 @@ export function quarantineIds(rows: readonly QuarantineRow[]): string[] {
   });
 }
 
+/** What the quarantine's `record` column holds: the record, else a decode failure's envelope. */
+export function storedRecord(r: QuarantineRow): unknown {
+  return r.record !== undefined ? r.record : r.envelope;
+}
+
 export function prepareQuarantine(
   rows: readonly QuarantineRow[],
   batchId: number,
@@ -68,10 +73,11 @@ export function prepareQuarantine(
   rows.forEach((r, i) => {
     const raw = r.raw === undefined ? null : typeof r.raw === "string" ? r.raw : bytesToBase64(r.raw);
     const encoding = r.raw === undefined ? null : typeof r.raw === "string" ? "text" : "base64";
+    const record = storedRecord(r);
     const values: Array<DuckDBValue | null> = [
       ids[i]!,
       BigInt(batchId),
-      r.record === undefined ? null : safeJsonText(r.record),
+      record === undefined ? null : safeJsonText(record),
       raw,
       encoding,
       includeErrorReason ? new DuckDBListValue(r.errors.map((e) => e.message)) : null,

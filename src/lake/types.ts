@@ -10,6 +10,11 @@ export interface QuarantineRow {
   errors: RuleFailure[];
   /** Source position (offset, event id, …) — part of the quarantine row's identity. */
   position?: unknown;
+  /**
+   * A decode failure's message around its payload (SourceRecord.envelope): stored as the row's
+   * record when `record` is undefined, and not part of its identity (the position is).
+   */
+  envelope?: Record<string, unknown>;
 }
 
 export interface WriteRequest {
@@ -21,6 +26,12 @@ export interface WriteRequest {
    */
   goodColumns?: GoodColumns;
   bad: QuarantineRow[];
+  /**
+   * Merge only: primary keys (rows holding the key fields, values canonical) whose rows the
+   * batch deletes, after its good rows are written and in the same transaction — so a key the
+   * batch writes and then deletes is gone.
+   */
+  deletes?: Row[];
   /**
    * When set, the target commits this checkpoint in the same transaction as the rows
    * (`checkpoint: "target"`, duckdb format only): exactly-once even with append.

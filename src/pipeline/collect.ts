@@ -23,8 +23,12 @@ export interface CollectedBatch {
   cursor: Cursor | undefined;
   /** The source has no more records (end snapshot reached, or a finite source drained). */
   exhausted: boolean;
-  /** Why the batch was cut. */
-  cut: "records" | "bytes" | "time" | "end" | "stop" | "idle";
+  /**
+   * Why the batch was cut. `deletes`: the next record writes a key after this batch's deletes
+   * (`SourceRecord.delete`), so it starts the next batch: in a batch every delete comes after
+   * every other record, and the lake applies the deletes last.
+   */
+  cut: "records" | "bytes" | "time" | "end" | "stop" | "idle" | "deletes";
 }
 
 const TIMEOUT = Symbol("timeout");
@@ -40,6 +44,8 @@ const STOPPED = Symbol("stopped");
  */
 export class BatchCollector {
   private pending: Promise<IteratorResult<SourceRecord>> | undefined;
+  /** A record that starts the next batch (cut `deletes`), with the cursor sampled when it arrived. */
+  private held: { record: SourceRecord; cursor: Cursor | undefined } | undefined;
   private exhausted = false;
   /** The source's synchronous way to the records it has at hand, when it has one. */
   private readonly takeBuffered: (() => SourceRecord | undefined) | undefined;
@@ -61,6 +67,7 @@ export class BatchCollector {
     let bytes = 0;
     let cursor: Cursor | undefined;
     let cut: CollectedBatch["cut"] = "records";
+    let deletes = false;
     // One wait per record, woken by the read, the stop signal or a timer. (A Promise.race per
     // record against the long-lived stop and timer promises left 10k reactions on each of them
     // per batch: measured as a good share of a 10k-record batch's garbage.)
@@ -93,9 +100,12 @@ export class BatchCollector {
           cut = "stop";
           break;
         }
-        // A record the source has at hand is taken at once (unless a read is already pending:
-        // it comes first), like a read that is already done.
-        let record = this.pending === undefined ? this.takeBuffered?.() : undefined;
+        // A record held back by the previous batch comes first; then one the source has at hand
+        // is taken at once (unless a read is already pending: it comes first), like a read that
+        // is already done.
+        const held = this.held;
+        this.held = undefined;
+        let record = held?.record ?? (this.pending === undefined ? this.takeBuffered?.() : undefined);
         if (record === undefined) {
           const pending = (this.pending ??= this.iterator.next());
           const result = await new Promise<IteratorResult<SourceRecord> | typeof TIMEOUT | typeof STOPPED>((resolve, reject) => {
@@ -124,9 +134,16 @@ export class BatchCollector {
           }
           record = result.value;
         }
+        const now = held ? held.cursor : this.cursorNow();
+        if (deletes && record.delete === undefined) {
+          this.held = { record, cursor: now };
+          cut = "deletes";
+          break;
+        }
+        deletes ||= record.delete !== undefined;
         records.push(record);
         bytes += recordBytes(record);
-        cursor = this.cursorNow();
+        cursor = now;
         if (limits.yieldEvery && records.length % limits.yieldEvery === 0) await new Promise((r) => setImmediate(r));
         if (timer === undefined) {
           // The first record: the idle wait is over, the batch's own clock starts.

@@ -152,6 +152,7 @@ async function checkWriteCommit(
   const request = { batchId: record.batchId, bad: batch.bad } as WriteRequest;
   defineLazy(request, "good", () => batch.good);
   if (batch.goodColumns) request.goodColumns = batch.goodColumns;
+  if (batch.deletes) request.deletes = batch.deletes;
   // When the previous batch was committed, as the store holds it; null before the first commit.
   const previousCommittedAt =
     stored?.batchId === previous.batchId ? stored.committedAt : !stored && previous.batchId === 0 ? null : undefined;

@@ -3,6 +3,7 @@ import type { DatasetRuleResult, Engine, GoodColumns, Row, RuleCount } from "../
 import type { QuarantineRow } from "../lake/types.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
+import { validateDeletes } from "./deletes.js";
 import { DEFAULT_RECORD_LIMITS, limitBreach, limitQuarantineRow, type RecordLimits } from "./limits.js";
 
 export interface ValidatedBatch {
@@ -18,6 +19,11 @@ export interface ValidatedBatch {
   /** The good rows column by column, when the engine made them (see GoodColumns). */
   goodColumns?: GoodColumns;
   bad: QuarantineRow[];
+  /**
+   * Primary keys whose rows the batch deletes (records with `SourceRecord.delete`), after its
+   * other rows are written. An applied delete counts as good (in goodCount, not in `good`).
+   */
+  deletes?: Row[];
   ruleCounts: RuleCount[];
   datasetRules: DatasetRuleResult[];
 }
@@ -40,13 +46,19 @@ export async function validateRecords(
   const values: unknown[] = [];
   const origin: SourceRecord[] = [];
   const bad: QuarantineRow[] = [];
+  const deleting: SourceRecord[] = [];
   for (const r of records) {
+    if (r.delete !== undefined) {
+      deleting.push(r);
+      continue;
+    }
     if (r.decodeError !== undefined) {
       bad.push({
         record: r.value,
         raw: r.raw,
         errors: [{ ruleId: DECODE_RULE_ID, message: r.decodeError }],
         position: r.position,
+        ...(r.envelope !== undefined ? { envelope: r.envelope } : {}),
       });
       continue;
     }
@@ -58,22 +70,36 @@ export async function validateRecords(
       origin.push(r);
     }
   }
+  // A batch's deletes all come after its other records (the collector cuts it so).
+  const deletes = deleting.length > 0 ? await validateDeletes(engine, contract, deleting) : undefined;
   if (values.length === 0) {
-    return { sourceCount: records.length, good: [], goodCount: 0, supersededCount: 0, bad, ruleCounts: [], datasetRules: [] };
+    const batch: ValidatedBatch = {
+      sourceCount: records.length,
+      good: [],
+      goodCount: deletes?.keys.length ?? 0,
+      supersededCount: deletes?.supersededCount ?? 0,
+      bad: deletes ? [...bad, ...deletes.bad] : bad,
+      ruleCounts: [],
+      datasetRules: [],
+    };
+    if (deletes && deletes.keys.length > 0) batch.deletes = deletes.keys;
+    return batch;
   }
   const result = await engine.validate(values, contract);
   for (const b of result.bad) {
     const src = origin[b.index];
     bad.push({ record: b.record, raw: src?.raw, errors: b.errors, position: src?.position });
   }
+  if (deletes) bad.push(...deletes.bad);
   const batch = {
     sourceCount: records.length,
-    goodCount: result.goodCount,
-    supersededCount: result.supersededCount,
+    goodCount: result.goodCount + (deletes?.keys.length ?? 0),
+    supersededCount: result.supersededCount + (deletes?.supersededCount ?? 0),
     bad,
     ruleCounts: result.ruleCounts,
     datasetRules: result.datasetRules,
   } as ValidatedBatch;
+  if (deletes && deletes.keys.length > 0) batch.deletes = deletes.keys;
   if (result.goodColumns) batch.goodColumns = result.goodColumns;
   // Forwarded, not read: the engine may build the rows only when they are asked for.
   return defineLazy(batch, "good", () => result.good);

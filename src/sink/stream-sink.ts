@@ -24,6 +24,7 @@ import {
   type CheckpointOption,
   type StreamMode,
 } from "../pipeline/settings.js";
+import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { SYSTEM_CLOCK, TriggerSchedule, type TriggerClock } from "../pipeline/trigger.js";
 import { CursorFnSource, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
 import type { Source, SourceLag } from "../sources/core/types.js";
@@ -207,6 +208,7 @@ export class StreamSink {
     const source = this.openSource();
     // Before anything opens: a push source in available_now is refused, not run for a moment.
     assertSourceServes(source, readModeOf(settings.mode));
+    assertTargetTakesDeletes(source, contract);
     const { key } = settings;
     const writerId = this.options.writerId ?? `sink:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 

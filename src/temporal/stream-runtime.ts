@@ -9,6 +9,7 @@ import type { Engine } from "../engine/types.js";
 import { PipelineBatch } from "../pipeline/batch.js";
 import { commitBatch } from "../pipeline/commit.js";
 import { resolveStreamSettings, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
+import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
 import { loadStart, openTarget, type StreamTarget } from "../pipeline/open.js";
 import type { SourceRecord } from "../sources/core/types.js";
@@ -298,6 +299,12 @@ export class StreamRuntime implements BatchRuntime {
     if (hit && this.continues(hit, input)) return { entry: hit };
     if (hit) await this.drop(input.key, hit);
     const source = await createSource(input.spec.source);
+    try {
+      assertTargetTakesDeletes(source, await this.contract(input.spec));
+    } catch (err) {
+      await source.close?.().catch(() => undefined);
+      throw err;
+    }
     const pipeline = new StreamPipeline({
       source,
       mode: input.spec.mode,

@@ -33,3 +33,14 @@ export function waitUntil(
     onWaker(() => finish("wake"));
   });
 }
+
+/** `promise`'s value, or "timeout" when it has not settled within `ms` (the timer never outlives the race). */
+export async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), Math.max(0, ms))));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,19 +1,21 @@
 /**
  * The process the Kafka SIGKILL test kills: drains a topic (available_now) into a DuckDB merge
  * target with a SQLite checkpoint, announcing each write so the test can kill it in the window
- * between the write and the commit.
+ * between the write and the commit. With `continuous` it keeps reading until SIGTERM, and must
+ * then exit by itself.
  *
- * argv: <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize>
+ * argv: <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize> [available_now|continuous]
  */
 import { fileURLToPath } from "node:url";
 import { KafkaOffsetSource } from "../../src/sources/kafka/connector.js";
 import { StreamSink } from "../../src/sink/index.js";
 
-const [brokers, topic, groupId, lakeDir, checkpointFile, batchSize] = process.argv.slice(2);
-if (!brokers || !topic || !groupId || !lakeDir || !checkpointFile || !batchSize) {
-  console.error("usage: kafka-child <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize>");
+const [brokers, topic, groupId, lakeDir, checkpointFile, batchSize, mode = "available_now"] = process.argv.slice(2);
+if (!brokers || !topic || !groupId || !lakeDir || !checkpointFile || !batchSize || (mode !== "available_now" && mode !== "continuous")) {
+  console.error("usage: kafka-child <brokers> <topic> <groupId> <lakeDir> <checkpointFile> <batchSize> [available_now|continuous]");
   process.exit(2);
 }
+const continuous = mode === "continuous";
 const contract = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
 const source = new KafkaOffsetSource(topic, {
   brokers,
@@ -31,8 +33,9 @@ const sink = new StreamSink(contract, source, {
   targetPath: lakeDir,
   checkpoint: checkpointFile,
   batchSize: Number(batchSize),
-  maxWaitMs: 60_000,
-  handleSignals: false,
+  // Continuous: a batch is cut soon after its first record, and SIGTERM stops the run.
+  maxWaitMs: continuous ? 200 : 60_000,
+  handleSignals: continuous,
   hooks: {
     afterWrite: async (batchId) => {
       process.stdout.write(`written ${batchId}\n`);
@@ -45,5 +48,5 @@ const sink = new StreamSink(contract, source, {
   },
 });
 
-const summary = await sink.run("available_now");
-process.stdout.write(`done ${JSON.stringify({ sourceCount: summary.sourceCount, cursor: summary.cursor })}\n`);
+const summary = await sink.run(mode);
+process.stdout.write(`done ${JSON.stringify({ sourceCount: summary.sourceCount, cursor: summary.cursor, stoppedBy: summary.stoppedBy })}\n`);

@@ -242,6 +242,28 @@ describe("BatchCollector", () => {
     expect(b3.cursor).toBe(9);
   });
 
+  it("ends a batch before a record that follows a delete, and starts the next with it and its cursor", async () => {
+    // u = a row, d = a delete: the batches are u u d d | u d | u, each with its deletes last.
+    const kinds = ["u", "u", "d", "d", "u", "d", "u"];
+    const records: SourceRecord[] = kinds.map((k, i) => (k === "d" ? { value: undefined, delete: { key: Buffer.from(String(i)) } } : { value: { i } }));
+    let produced = 0;
+    const iterator: AsyncIterator<SourceRecord> = {
+      async next() {
+        const value = records[produced];
+        if (value === undefined) return { done: true, value: undefined };
+        produced++;
+        return { done: false, value };
+      },
+    };
+    const c = new BatchCollector(iterator, () => produced);
+    const limits = { maxRecords: 100, maxBytes: 1e9, maxWaitMs: 60_000 };
+    const batches = [await c.next(limits, never), await c.next(limits, never), await c.next(limits, never)];
+    expect(batches.map((b) => b.records.map((r) => (r.delete ? "d" : "u")).join(""))).toEqual(["uudd", "ud", "u"]);
+    expect(batches.map((b) => b.cut)).toEqual(["deletes", "deletes", "end"]);
+    // Each cursor stops just after the batch's own last record: the held one is not in it.
+    expect(batches.map((b) => b.cursor)).toEqual([4, 6, 7]);
+  });
+
   it("leaves no listener on the stop signal behind", async () => {
     const src = pushSource();
     const stop = new AbortController();

@@ -15,6 +15,18 @@ export interface SourceRecord {
   bytes?: number;
   /** Transport metadata (headers, attributes), kept for the caller. */
   meta?: Record<string, unknown>;
+  /**
+   * A record that failed to decode: what the transport knows of the message besides its payload
+   * and position (a Kafka message's key and headers), kept in quarantine (its `record` column).
+   * A function of the position, so it takes no part in the quarantine row's identity.
+   */
+  envelope?: Record<string, unknown>;
+  /**
+   * Set on a record that deletes its key's row from the target (a Kafka tombstone under
+   * `tombstones: delete`); `value` is then undefined. The key is turned into the primary-key
+   * fields by the batch (src/pipeline/deletes.ts).
+   */
+  delete?: { key: Uint8Array | null };
 }
 
 export type RunMode = "available_now" | "continuous";
@@ -61,6 +73,11 @@ export interface CursorSource {
   readonly modes?: readonly RunMode[];
   /** Shorthand for `modes: ["continuous"]`: a source that never reaches an end (the Python `continuous_only`). */
   readonly continuousOnly?: boolean;
+  /**
+   * True when the source yields records that delete a key (`SourceRecord.delete`): it runs only
+   * into a merge target with a primary key, refused at start otherwise.
+   */
+  readonly deletes?: boolean;
   seek(cursor: Cursor | undefined): Promise<void>;
   currentCursor(): Cursor | undefined;
   /**

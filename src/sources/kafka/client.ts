@@ -2,11 +2,12 @@
 import type { Admin, Consumer, Kafka } from "kafkajs";
 import { MissingDependencyError } from "../../errors.js";
 import { defaultLogger } from "../../observe/logger.js";
-import { sleep } from "../../util/wait.js";
+import { settledWithin, sleep } from "../../util/wait.js";
 import { requirePeer } from "../core/spec.js";
 import { causeOf, messageOf } from "./errors.js";
 import type { KafkaLogLevel, ResolvedKafkaOptions } from "./options.js";
 import { KafkaConnectError, KafkaTopicError } from "./errors.js";
+import { ClientSockets, FORCED_CLOSE } from "./sockets.js";
 
 type KafkaModule = typeof import("kafkajs");
 
@@ -27,6 +28,9 @@ export class KafkaClients {
   private client: Kafka | undefined;
   private adminClient: Admin | undefined;
   private adminConnected: Promise<void> | undefined;
+  private sockets: ClientSockets | undefined;
+  /** Set by `close()`: a consumer that crashes now is not restarted by kafkajs. */
+  private closing = false;
 
   constructor(
     private readonly topic: string,
@@ -55,6 +59,7 @@ export class KafkaClients {
   async consumer(): Promise<Consumer> {
     const client = await this.kafka();
     await this.admin();
+    this.closing = false;
     return client.consumer({
       groupId: this.options.groupId,
       sessionTimeout: this.options.sessionTimeoutMs,
@@ -63,8 +68,11 @@ export class KafkaClients {
       maxBytes: this.options.maxBytes,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       maxWaitTimeInMs: this.options.maxWaitTimeMs,
+      metadataMaxAge: this.options.metadataMaxAgeMs,
       readUncommitted: this.options.readUncommitted,
       allowAutoTopicCreation: false,
+      // kafkajs's own default count; a crash during or after close() restarts nothing.
+      retry: { retries: 5, restartOnFailure: async () => !this.closing },
     });
   }
 
@@ -98,12 +106,27 @@ export class KafkaClients {
     return out;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Leave the group and disconnect, within `closeTimeoutMs`; then close every connection the
+   * client still has open, by force (see ClientSockets). A later call makes a new client.
+   */
+  async close(consumer?: Consumer): Promise<void> {
+    this.closing = true;
     const admin = this.adminClient;
+    const sockets = this.sockets;
     this.adminClient = undefined;
     this.adminConnected = undefined;
-    await admin?.disconnect().catch(() => undefined);
     this.client = undefined;
+    this.sockets = undefined;
+    const graceful = Promise.all([consumer?.disconnect().catch(() => undefined), admin?.disconnect().catch(() => undefined)]);
+    const ms = this.options.closeTimeoutMs;
+    if ((await settledWithin(graceful, ms)) === "timeout") {
+      this.options.onWarning(
+        `${this.description}: kafkajs did not disconnect within closeTimeoutMs (${ms} ms); its connections were closed by force ` +
+          `(a member that did not leave group "${this.options.groupId}" gives up its partitions after sessionTimeoutMs).`,
+      );
+    }
+    sockets?.destroy();
   }
 
   private async kafka(): Promise<Kafka> {
@@ -112,7 +135,9 @@ export class KafkaClients {
       this.kafkajs = mod.default?.Kafka ? mod.default : mod;
     }
     const mod = this.kafkajs;
+    if (!this.client) this.sockets = new ClientSockets();
     this.client ??= new mod.Kafka({
+      socketFactory: this.sockets!.factory,
       brokers: this.options.brokers,
       clientId: this.options.clientId,
       ...(this.options.ssl !== undefined ? { ssl: this.options.ssl } : {}),
@@ -137,7 +162,8 @@ function kafkaLogCreator(): (entry: { namespace: string; level: number; log: Rec
       if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") fields[k] = v;
     }
     const msg = typeof log.message === "string" ? log.message : namespace;
-    if (level <= 1) logger.error(msg, fields);
+    if (msg.includes(FORCED_CLOSE)) logger.debug(msg, fields);
+    else if (level <= 1) logger.error(msg, fields);
     else if (level === 2) logger.warn(msg, fields);
     else if (level <= 4) logger.info(msg, fields);
     else logger.debug(msg, fields);

@@ -15,7 +15,7 @@ export interface KafkaConnectorOptions extends KafkaSourceOptions {
    * (all but the one it holds) at most this often, and on `close()`. Default 5000 ms.
    */
   commitIntervalMs?: number;
-  /** `stream()` only: called for each message that is not UTF-8 JSON. Default: a warning, then skip. */
+  /** `stream()` only: called for each message that is not UTF-8 JSON (or is a tombstone). Default: a warning, then skip. */
   onPoison?: (record: SourceRecord) => void;
 }
 
@@ -62,9 +62,11 @@ export class KafkaConnector extends KafkaOffsetSource implements StreamConnector
     let lastCommit = Date.now();
     try {
       for await (const record of this.read({ mode: "continuous", signal: controller.signal })) {
-        if (record.decodeError !== undefined) {
+        if (record.decodeError !== undefined || record.delete !== undefined) {
+          // A tombstone under `tombstones: delete` has no value to hand over either.
+          const why = record.decodeError ?? "a tombstone (a delete of its key)";
           if (this.onPoison) this.onPoison(record);
-          else this.options.onWarning(`${this.description}: skipped a message at ${JSON.stringify(record.position)}: ${record.decodeError}`);
+          else this.options.onWarning(`${this.description}: skipped a message at ${JSON.stringify(record.position)}: ${why}`);
         } else {
           yield record.value;
         }

@@ -1,5 +1,6 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Admin, Consumer } from "kafkajs";
+import { settledWithin } from "../../util/wait.js";
 import { errorTypes, messageOf } from "./errors.js";
 import type { ResolvedKafkaOptions } from "./options.js";
 
@@ -109,7 +110,7 @@ export class GroupCommits {
             .then((admin) =>
               admin.setOffsets({ groupId: this.options.groupId, topic: this.topic, partitions: offsets.map(({ partition, offset }) => ({ partition, offset })) }),
             );
-      const outcome = await raceTimer(commit.then(() => "ok" as const), this.options.groupCommitTimeoutMs);
+      const outcome = await settledWithin(commit.then(() => "ok" as const), this.options.groupCommitTimeoutMs);
       if (outcome === "timeout") throw new Error(`no answer within ${this.options.groupCommitTimeoutMs} ms`);
       for (const { partition, offset } of offsets) this.known.set(partition, Number(offset));
       this.failing = false;
@@ -125,14 +126,5 @@ export class GroupCommits {
         this.failing = true;
       }
     }
-  }
-}
-
-async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }

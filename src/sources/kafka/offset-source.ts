@@ -1,7 +1,7 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Consumer, EachBatchPayload } from "kafkajs";
 import type { Cursor } from "../../checkpoint/types.js";
-import { sleep } from "../../util/wait.js";
+import { settledWithin, sleep } from "../../util/wait.js";
 import type { CursorSource, ReadOptions, RunMode, SourceLag, SourceRecord } from "../core/types.js";
 import { KafkaClients } from "./client.js";
 import { PartitionOffsets, cursorProgress, decodeCursor, encodeCursor, type KafkaCursor } from "./cursor.js";
@@ -111,6 +111,11 @@ export class KafkaOffsetSource implements CursorSource {
     return this.options.groupId;
   }
 
+  /** With `tombstones: delete`, a tombstone deletes its key's row (merge targets only). */
+  get deletes(): boolean {
+    return this.options.tombstones === "delete";
+  }
+
   // ---------------------------------------------------------------- cursor protocol
 
   async seek(cursor: Cursor | undefined): Promise<void> {
@@ -180,8 +185,8 @@ export class KafkaOffsetSource implements CursorSource {
     this.closed = true;
     const consumer = this.consumer;
     this.consumer = undefined;
-    await consumer?.disconnect().catch(() => undefined);
-    await this.clients.close();
+    // Bounded: leave the group within closeTimeoutMs, then every connection is closed by force.
+    await this.clients.close(consumer);
     this.reading = false;
   }
 
@@ -193,7 +198,8 @@ export class KafkaOffsetSource implements CursorSource {
     this.closed = false;
     this.commits.forgetLast();
     // A consumer left over from an earlier read of this instance leaves the group first.
-    await this.consumer?.disconnect().catch(() => undefined);
+    const previous = this.consumer?.disconnect().catch(() => undefined);
+    if (previous) await settledWithin(previous, this.options.closeTimeoutMs);
     this.consumer = undefined;
     this.resetRead(options.mode);
     try {
@@ -210,6 +216,9 @@ export class KafkaOffsetSource implements CursorSource {
         if (this.limit && this.drained(this.limit)) return;
         const item = this.membership.holding ? undefined : this.buffer.take(this.cursor);
         if (!item) {
+          // Taking nothing may still have moved a partition past control records (a commit
+          // marker, an aborted transaction) up to the snapshot: then the drain is over.
+          if (this.limit && this.drained(this.limit)) return;
           await this.buffer.waitForData(options.signal);
           continue;
         }
@@ -333,7 +342,7 @@ export class KafkaOffsetSource implements CursorSource {
     }
     this.highWatermarks.set(p, Number(batch.highWatermark));
     const end = this.limit ? (this.limit.get(p) ?? from) : Infinity;
-    const { records, offsets, bytes } = sliceBatch(this.topic, p, batch.messages, from, end, this.options.payloadDecoder);
+    const { records, offsets, bytes } = sliceBatch(this.topic, p, batch.messages, from, end, this.options.payloadDecoder, this.options.tombstones);
     const last = offsets.at(-1);
     let fetchedTo = last !== undefined ? last + 1 : from;
     const batchEnd = Math.min(Number(batch.lastOffset()) + 1, end);

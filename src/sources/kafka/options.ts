@@ -23,11 +23,14 @@ const DEFAULTS = {
   connectionTimeoutMs: 3_000,
   requestTimeoutMs: 30_000,
   maxRetryTimeMs: 5_000,
+  metadataMaxAgeMs: 300_000,
   bufferMaxMessages: 20_000,
   bufferMaxBytes: 16 * 1024 * 1024,
   commitGroupOffsets: true,
   groupCommitTimeoutMs: 5_000,
+  closeTimeoutMs: 10_000,
   readUncommitted: false,
+  tombstones: "quarantine" as const,
   logLevel: "error" as KafkaLogLevel,
 };
 
@@ -44,7 +47,7 @@ export const kafkaSpec = {
     "restarted run seeks each partition it is assigned to it (or to the group's offset, if another member got further). The consumer group's offsets are committed after each " +
     "checkpoint commit (auto-commit is off) so lag tools see progress. `available_now` ends at each " +
     "partition's high watermark taken when the run started. Values are decoded by `decoder` (JSON by default); a message that " +
-    "does not decode is quarantined with its bytes (base64), partition, offset and the reason.",
+    "does not decode (a tombstone among them) is quarantined with its bytes (base64), partition, offset, key, headers and the reason.",
   options: {
     brokers: { type: "string[]", required: true, description: "Bootstrap brokers, `host:port` each (a list or a comma-separated string)." },
     topic: { type: "string", required: true, description: "Topic to read." },
@@ -85,11 +88,32 @@ export const kafkaSpec = {
       default: DEFAULTS.maxRetryTimeMs,
       description: "Longest wait between reconnection attempts (exponential backoff up to this). The consumer keeps retrying while the brokers are unreachable.",
     },
+    metadataMaxAgeMs: {
+      type: "integer",
+      min: 100,
+      default: DEFAULTS.metadataMaxAgeMs,
+      description:
+        "How old the consumer's picture of the topic (its partitions, their leaders) may get before it is asked for again: partitions added to the topic while a run reads are picked up within about this long (kafkajs `metadataMaxAge`). Each refresh is one metadata request.",
+    },
     bufferMaxMessages: { type: "integer", min: 1, default: DEFAULTS.bufferMaxMessages, description: "Bounded read-ahead buffer, in messages: fetching pauses while it is full." },
     bufferMaxBytes: { type: "integer", min: 1024, default: DEFAULTS.bufferMaxBytes, description: "Bounded read-ahead buffer, in bytes of message keys and values." },
     commitGroupOffsets: { type: "boolean", default: DEFAULTS.commitGroupOffsets, description: "Commit the group's offsets after each checkpoint commit, so standard lag tools see progress." },
     groupCommitTimeoutMs: { type: "integer", min: 100, default: DEFAULTS.groupCommitTimeoutMs, description: "Stop waiting for one group commit after this long; the next commit catches up." },
+    closeTimeoutMs: {
+      type: "integer",
+      min: 100,
+      default: DEFAULTS.closeTimeoutMs,
+      description:
+        "How long `close()` (the end of a run, SIGTERM) waits for the consumer to leave the group and the connections to close; then every connection of the client is closed by force, so a process never lingers on an unreachable or restarted broker.",
+    },
     readUncommitted: { type: "boolean", default: DEFAULTS.readUncommitted, description: "Also read records of open and aborted transactions (default: committed only)." },
+    tombstones: {
+      type: "string",
+      enum: ["quarantine", "delete"],
+      default: DEFAULTS.tombstones,
+      description:
+        "What a tombstone (a message with a null value) does. `quarantine`: it is quarantined with its key, headers and position. `delete`: it deletes its key's row from the target, in the same transaction as the batch's other rows, as Kafka Connect sinks do with `delete.enabled` — merge targets with a primary key only (refused at start otherwise). The key is a JSON object holding the primary-key fields, or, for a one-field primary key, that field's value as text; a key that is neither is quarantined.",
+    },
     logLevel: { type: "string", enum: ["nothing", "error", "warn", "info", "debug"], default: DEFAULTS.logLevel, description: "kafkajs's own logging." },
     ...DECODE_OPTIONS,
   },
@@ -155,11 +179,14 @@ export function resolveOptions(topic: string, options: KafkaSourceOptions): { to
     connectionTimeoutMs: o.connectionTimeoutMs,
     requestTimeoutMs: o.requestTimeoutMs,
     maxRetryTimeMs: o.maxRetryTimeMs,
+    metadataMaxAgeMs: o.metadataMaxAgeMs,
     bufferMaxMessages: o.bufferMaxMessages,
     bufferMaxBytes: o.bufferMaxBytes,
     commitGroupOffsets: o.commitGroupOffsets,
     groupCommitTimeoutMs: o.groupCommitTimeoutMs,
+    closeTimeoutMs: o.closeTimeoutMs,
     readUncommitted: o.readUncommitted,
+    tombstones: o.tombstones,
     logLevel: o.logLevel,
     payloadDecoder: decoderFrom(o, "source kafka"),
     onWarning: onWarning ?? ((message) => process.emitWarning(message, { code: "LAKELOGIC_KAFKA" })),

@@ -10,6 +10,9 @@ export interface KafkaPosition {
   offset: number;
 }
 
+/** What a tombstone (a null value) becomes: a quarantined record, or a delete of its key. */
+export type Tombstones = "quarantine" | "delete";
+
 /** The records of one fetched batch from offset `from` up to (not including) `end`. */
 export function sliceBatch(
   topic: string,
@@ -18,6 +21,7 @@ export function sliceBatch(
   from: number,
   end: number,
   decoder: PayloadDecoder = jsonDecoder,
+  tombstones: Tombstones = "quarantine",
 ): { records: SourceRecord[]; offsets: number[]; bytes: number } {
   const records: SourceRecord[] = [];
   const offsets: number[] = [];
@@ -26,7 +30,7 @@ export function sliceBatch(
     const offset = Number(m.offset);
     if (offset < from) continue; // already buffered or yielded (a refetch after a rebalance)
     if (offset >= end) break; // I7: beyond the snapshot, for the next run
-    records.push(toRecord(topic, partition, offset, m, decoder));
+    records.push(toRecord(topic, partition, offset, m, decoder, tombstones));
     offsets.push(offset);
     bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
   }
@@ -48,18 +52,37 @@ export async function prepareValues(decoder: PayloadDecoder, messages: readonly 
 }
 
 /** One message as a record: its decoded value, or a decode error with the exact bytes (I6). */
-export function toRecord(topic: string, partition: number, offset: number, m: KafkaMessage, decoder: PayloadDecoder = jsonDecoder): SourceRecord {
+export function toRecord(
+  topic: string,
+  partition: number,
+  offset: number,
+  m: KafkaMessage,
+  decoder: PayloadDecoder = jsonDecoder,
+  tombstones: Tombstones = "quarantine",
+): SourceRecord {
   const position: KafkaPosition = { topic, partition, offset };
   // Topic, partition and offset are in `position`; meta carries the rest of the envelope.
   const meta: Record<string, unknown> = { timestamp: Number(m.timestamp) };
-  if (m.key) meta.key = isUtf8(m.key) ? m.key.toString("utf8") : m.key.toString("base64");
+  const textKey = m.key ? isUtf8(m.key) : true;
+  if (m.key) meta.key = textKey ? m.key.toString("utf8") : m.key.toString("base64");
   const headers = m.headers;
   if (headers && Object.keys(headers).length > 0) meta.headers = headerStrings(headers);
   const bytes = m.value?.length ?? 0;
+  const envelope = (): Record<string, unknown> => {
+    const e: Record<string, unknown> = { key: meta.key ?? null, ...(textKey ? {} : { keyEncoding: "base64" }) };
+    if (meta.headers) e.headers = meta.headers;
+    e.timestamp = meta.timestamp;
+    return e;
+  };
+  if (m.value === null && tombstones === "delete") {
+    // The key's row goes; should the key not make a primary key, the batch quarantines it with this.
+    return { value: undefined, raw: new Uint8Array(0), delete: { key: m.key ?? null }, position, bytes: m.key?.length ?? 0, meta, envelope: envelope() };
+  }
   const decoded = decoder.decode(m.value, KAFKA_VALUE);
   if ("error" in decoded) {
-    // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or replayed.
-    return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta };
+    // Keep the exact bytes (quarantine stores them base64) so the message can be inspected or
+    // replayed, with its key and headers: a tombstone's key is the delete itself.
+    return { value: undefined, raw: m.value ?? new Uint8Array(0), decodeError: decoded.error, position, bytes, meta, envelope: envelope() };
   }
   return { value: decoded.value, position, bytes, meta };
 }

@@ -12,6 +12,7 @@ export interface StreamKafkaOptions {
   brokers: string[];
   groupId?: string;
   autoOffsetReset?: "earliest" | "latest";
+  metadataMaxAgeMs?: number;
   ssl?: boolean;
   sasl?: { mechanism: "plain" | "scram-sha-256" | "scram-sha-512"; username: string; password: string };
 }
@@ -44,6 +45,7 @@ export function kafkaSettings(o: StreamOptions): KafkaSettings {
   const options: StreamKafkaOptions = { brokers };
   if (o.groupId !== undefined) options.groupId = o.groupId;
   if (o.startingOffsets !== undefined) options.autoOffsetReset = o.startingOffsets;
+  if (o.metadataMaxAgeMs !== undefined) options.metadataMaxAgeMs = o.metadataMaxAgeMs;
   if (auth.protocol === "SSL" || auth.protocol === "SASL_SSL") options.ssl = true;
   if (auth.sasl) options.sasl = auth.sasl;
   return { topic, options };

@@ -56,6 +56,12 @@ export const STREAM_OPTIONS = {
     description:
       "`eventhubs` only, and required there: the namespace (or event hub) connection string, as `env:NAME`. It gives the brokers `<namespace>.servicebus.windows.net:9093`, SASL_SSL with PLAIN, user `$ConnectionString` and the string itself as password (`UseDevelopmentEmulator=true`: SASL_PLAINTEXT on port 9092, as the Event Hubs emulator serves it).",
   },
+  metadataMaxAgeMs: {
+    type: "integer",
+    min: 100,
+    description:
+      "How old the consumer's picture of the topic may get before it is asked for again, in ms (default 300000): partitions added while a run reads are picked up within about this long. The `kafka` source's `metadataMaxAgeMs`.",
+  },
   checkpoint: {
     type: "string",
     description:
