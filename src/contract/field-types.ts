@@ -71,3 +71,25 @@ export function parseFieldType(declared: string): ParsedType {
 export function typeNames(): string[] {
   return [...TYPE_ALIASES.keys(), ...BINARY_ALIASES];
 }
+
+/** The DuckDB type of a contract field type: the lake's column type (a json field is a JSON column). */
+export function duckdbTypeOf(kind: FieldType, precision?: number, scale?: number): string {
+  switch (kind) {
+    case "string":
+      return "VARCHAR";
+    case "integer":
+      return "BIGINT";
+    case "double":
+      return "DOUBLE";
+    case "decimal":
+      return `DECIMAL(${precision ?? DEFAULT_DECIMAL_PRECISION},${scale ?? DEFAULT_DECIMAL_SCALE})`;
+    case "boolean":
+      return "BOOLEAN";
+    case "date":
+      return "DATE";
+    case "timestamp":
+      return "TIMESTAMP";
+    case "json":
+      return "JSON";
+  }
+}

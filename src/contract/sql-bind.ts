@@ -11,7 +11,7 @@
 import { quoteIdent } from "../util/sql-text.js";
 import type { DuckDBConnection } from "../util/duckdb.js";
 import { ContractError, type ContractProblem } from "./errors.js";
-import { DEFAULT_DECIMAL_PRECISION, DEFAULT_DECIMAL_SCALE } from "./field-types.js";
+import { duckdbTypeOf } from "./field-types.js";
 import { RuleExpressionError } from "./rule-expression-error.js";
 import { analyzeRuleExpression } from "./sql-guard.js";
 import type { Contract, FieldSpec, SourceLoc } from "./types.js";
@@ -116,25 +116,9 @@ function probesOf(contract: Contract, problems: ContractProblem[]): Probe[] {
   return out;
 }
 
-/** The DuckDB type a rule sees a field as (docs/contracts.md: `sql` rules run on the converted values). */
+/** The DuckDB type a rule sees a field as (docs/contracts.md: `sql` rules run on the converted values; json as text). */
 function duckdbType(f: FieldSpec): string {
-  switch (f.type) {
-    case "integer":
-      return "BIGINT";
-    case "double":
-      return "DOUBLE";
-    case "decimal":
-      return `DECIMAL(${f.precision ?? DEFAULT_DECIMAL_PRECISION},${f.scale ?? DEFAULT_DECIMAL_SCALE})`;
-    case "boolean":
-      return "BOOLEAN";
-    case "date":
-      return "DATE";
-    case "timestamp":
-      return "TIMESTAMP";
-    case "string":
-    case "json":
-      return "VARCHAR";
-  }
+  return f.type === "json" ? "VARCHAR" : duckdbTypeOf(f.type, f.precision, f.scale);
 }
 
 function statement(fields: readonly FieldSpec[], p: Probe): string {

@@ -1,5 +1,6 @@
 import { BIGINT, BOOLEAN, DATE, DOUBLE, TIMESTAMP, VARCHAR, type DuckDBType, type DuckDBValue } from "../util/duckdb.js";
 import type { FieldType } from "../contract/types.js";
+import { duckdbTypeOf } from "../contract/field-types.js";
 import type { GoodColumns, Row } from "../engine/types.js";
 import { EXTRA_COLUMN, RECORD_COLUMN, type LakeConfig } from "./config.js";
 import { payloadCodecOf, type PayloadCodec } from "./payload-codec.js";
@@ -23,26 +24,6 @@ export interface ColumnPlan {
   payload: PayloadCodec;
 }
 
-export function sqlTypeOf(kind: FieldType, precision?: number, scale?: number): string {
-  switch (kind) {
-    case "string":
-      return "VARCHAR";
-    case "integer":
-      return "BIGINT";
-    case "double":
-      return "DOUBLE";
-    case "decimal":
-      return `DECIMAL(${precision ?? 38},${scale ?? 9})`;
-    case "boolean":
-      return "BOOLEAN";
-    case "date":
-      return "DATE";
-    case "timestamp":
-      return "TIMESTAMP";
-    case "json":
-      return "JSON";
-  }
-}
 
 /** Column plans of the good-rows table, in table order. */
 export function planColumns(config: LakeConfig): ColumnPlan[] {
@@ -79,7 +60,7 @@ function extraKeys(declared: readonly string[]): (row: Row) => unknown {
 }
 
 function plan(name: string, kind: FieldType, get: (row: Row) => unknown, precision?: number, scale?: number): ColumnPlan {
-  const sqlType = sqlTypeOf(kind, precision, scale);
+  const sqlType = duckdbTypeOf(kind, precision, scale);
   const convert = converterOf(kind, name);
   return {
     name,
