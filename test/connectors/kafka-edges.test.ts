@@ -24,6 +24,7 @@ import { KafkaOffsetSource } from "../../src/sources/kafka/connector.js";
 import { createSource } from "../../src/sources/registry.js";
 import { DuckDBInstance } from "../../src/util/duckdb.js";
 import { startKafka } from "../support/kafka.js";
+import { waitFor } from "../support/proc.js";
 import { requireService } from "../support/services.js";
 
 const { Kafka, logLevel } = kafkajs;
@@ -82,14 +83,6 @@ async function readLake(lakeDir: string): Promise<{ ids: number[]; quarantine: Q
     }
   } finally {
     instance.closeSync();
-  }
-}
-
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -190,7 +183,7 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
     }).run("continuous");
     try {
       await producer.send({ topic, messages: range(0, 300).map(message) });
-      await waitFor("the first 300 records", () => committed >= 300, 60_000);
+      await waitFor("the first 300 records", async () => committed >= 300, 60_000);
       const admin = client().admin();
       await admin.connect();
       try {
@@ -214,7 +207,7 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
       await later.disconnect();
       expect(await highWatermarks(topic)).toMatchObject({ [`${topic}:3`]: 50, [`${topic}:4`]: 50 });
       // The default (300 s) would leave them unread far beyond this test's timeout.
-      await waitFor("the records of the new partitions", () => committed >= 400, 60_000);
+      await waitFor("the records of the new partitions", async () => committed >= 400, 60_000);
     } finally {
       stop.abort();
       await producer.disconnect();
@@ -297,13 +290,13 @@ describe.skipIf(!kafka)("kafka edges on a real broker", () => {
     onTestFinished(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     });
-    await waitFor("the first 3,000 records committed", () => committed >= 3_000, 60_000);
+    await waitFor("the first 3,000 records committed", async () => committed >= 3_000, 60_000);
     await kafka!.restart({ hard: true });
     const again = client().producer();
     await again.connect();
     await again.send({ topic, messages: range(3_000, 6_000).map(message) });
     await again.disconnect();
-    await waitFor("the records produced after the restart committed", () => committed >= 6_000, 120_000);
+    await waitFor("the records produced after the restart committed", async () => committed >= 6_000, 120_000);
     child.kill("SIGTERM");
     // The bound is the test's timeout: a process that lingers fails it.
     const exit = await exited;
