@@ -23,4 +23,5 @@ step "Pub/Sub fake pstest (Go module proxy)" bash scripts/provision-pubsub.sh
 step "Object stores: moto (PyPI), Azurite (npm), fake-gcs-server (Go module proxy)" bash scripts/provision-objectstores.sh
 step "Apicurio Registry, Confluent-compatible schema registry (Maven Central)" bash scripts/provision-schema-registry.sh
 step "Prometheus text-format parser for the metrics tests: prometheus_client (PyPI)" bash scripts/provision-prometheus-parser.sh
+step "Delta Lake writer for format: delta: deltalake (delta-rs) and pyarrow (PyPI)" bash scripts/provision-deltalake.sh
 step "Apache Spark and Delta Lake (PyPI pyspark, delta-spark; jars from Maven Central)" bash scripts/provision-spark.sh

@@ -8,6 +8,7 @@ import { ConfigError } from "../errors.js";
 import type { Contract } from "../contract/types.js";
 import { streamRunSettings } from "../sources/index.js";
 import { resolveStreamSettings, type ResolveOptions, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
+import { isUri } from "../lake/index.js";
 import { oneOf } from "./args.js";
 import { UsageError } from "./types.js";
 
@@ -201,7 +202,8 @@ export function streamInputOf(
   const declared = streamRunSettings(contract);
   const checkpoint = overrides.checkpoint ?? declared.checkpoint;
   if (typeof checkpoint === "string") input.checkpoint = workerCheckpoint(checkpoint);
-  if (overrides.targetPath !== undefined) input.targetPath = resolve(overrides.targetPath);
+  // A path is made absolute for the workers; a delta URI already names one place for all of them.
+  if (overrides.targetPath !== undefined) input.targetPath = isUri(overrides.targetPath) ? overrides.targetPath : resolve(overrides.targetPath);
   const batchSize = overrides.batchSize ?? declared.batchSize;
   if (batchSize !== undefined) input.batchSize = batchSize;
   const maxWaitMs = overrides.maxWaitMs ?? declared.maxWaitMs;

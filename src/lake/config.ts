@@ -49,7 +49,11 @@ export function quarantinePathDir(target: string, table: string): string {
 }
 
 /** The formats this runtime's lake writes. */
-export const LAKE_FORMATS: readonly string[] = ["duckdb", "parquet"];
+export const LAKE_FORMATS: readonly string[] = ["duckdb", "parquet", "delta"];
+/** Formats whose tables live where every machine reaches them (object storage), with commits inside the table. */
+export const SHARED_FORMATS: readonly string[] = ["delta"];
+/** The URI schemes a delta lake may live under (delta-rs's object stores). */
+export const DELTA_SCHEMES: readonly string[] = ["s3", "s3a", "gs", "az", "abfs", "abfss", "file"];
 const FORMATS = LAKE_FORMATS;
 const STRATEGIES: readonly string[] = ["append", "merge", "overwrite", "scd2"];
 const FIELD_TYPES: readonly string[] = ["string", "integer", "double", "decimal", "boolean", "date", "timestamp", "json"];
@@ -61,11 +65,9 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
     // The loader kept a fallback format; writing it would put the rows somewhere the contract does not say.
     throw new ConfigError(
       "materialization.format",
-      `"${m.declaredFormat}" is not a format this runtime's engines write (duckdb, parquet): the rows would land in ` +
+      `"${m.declaredFormat}" is not a format this runtime's engines write (${LAKE_FORMATS.join(", ")}): the rows would land in ` +
         `another format than the contract declares, where its readers would not look. Write materialization.format: ` +
-        (m.declaredFormat.toLowerCase() === "delta"
-          ? `duckdb or parquet for StreamSink and the Temporal runtime, or run this contract with SparkStreamSink (lakelogic spark run), which writes delta`
-          : `duckdb or parquet for this runtime, and keep the ${m.declaredFormat} contract for an engine that writes it`),
+        `${LAKE_FORMATS.join(", ")} for this runtime, and keep the ${m.declaredFormat} contract for an engine that writes it`,
     );
   }
   const format = String(m.format ?? "duckdb");
@@ -149,12 +151,12 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   }
 
   const targetPath = options.targetPath ?? m.targetPath ?? DEFAULT_TARGET_PATH;
-  checkLakeLocation(targetPath);
-  const qDir = isQuarantinePath(qTarget) ? { dir: quarantinePathDir(qTarget, table) } : {};
+  checkLakeLocation(targetPath, format);
+  const qDir = isQuarantinePath(qTarget) ? { dir: quarantineLocation(qTarget, table) } : {};
   return {
     format: format as LakeFormat,
     strategy: strategy as LakeConfig["strategy"],
-    targetPath: resolve(targetPath),
+    targetPath: isUri(targetPath) ? trimUri(targetPath) : resolve(targetPath),
     table,
     primaryKey,
     fields,
@@ -170,24 +172,49 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   };
 }
 
+/** Whether a location is a URI (`s3://bucket/lake`) rather than a path. */
+export function isUri(location: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(location);
+}
+
+/** A URI without trailing slashes, so `<uri>/<table>` has one. */
+function trimUri(uri: string): string {
+  return uri.replace(/\/+$/, "");
+}
+
+/** `<location>/<name>`: a URI is joined with one `/`, a path as a path. */
+export function joinLocation(location: string, name: string): string {
+  return isUri(location) ? `${trimUri(location)}/${name}` : join(location, name);
+}
+
+/** A path (or, for delta, URI) quarantine target's location for `table`. */
+function quarantineLocation(target: string, table: string): string {
+  if (!isUri(target)) return quarantinePathDir(target, table);
+  const uri = trimUri(target);
+  return uri.split("/").pop() === table ? uri : `${uri}/${table}`;
+}
+
 /**
- * A lake location the format can write, as a ConfigError otherwise: the formats here write a
- * directory on this machine's disk, so a URI (`s3://bucket/lake`, `file:///…`, `ftp://…`) is
- * refused rather than taken for a relative path named `s3:` — a lake that would silently stay
- * on the one machine that wrote it.
+ * A lake location the format can write, as a ConfigError otherwise. duckdb and parquet write a
+ * directory on this machine's disk, so a URI (`s3://bucket/lake`, `ftp://…`) is refused for them
+ * rather than taken for a relative path named `s3:` — a lake that would silently stay on the one
+ * machine that wrote it. delta writes object storage too (delta-rs's schemes).
  */
-export function checkLakeLocation(targetPath: unknown): void {
+export function checkLakeLocation(targetPath: unknown, format = "duckdb"): void {
   if (typeof targetPath !== "string" || targetPath.trim() === "") {
     throw new ConfigError("targetPath", "expected a directory path");
   }
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(targetPath)?.[1];
-  if (scheme !== undefined) {
-    throw new ConfigError(
-      "targetPath",
-      `${redactUrl(targetPath)}: the lake formats duckdb and parquet write a directory on this machine's disk, ` +
-        `not a ${scheme}:// location; give a local or mounted directory path`,
-    );
-  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(targetPath)?.[1]?.toLowerCase();
+  if (scheme === undefined) return;
+  if (format === "delta" && DELTA_SCHEMES.includes(scheme)) return;
+  const can = DELTA_SCHEMES.filter((s) => s !== "file").map((s) => `${s}://`).join(", ");
+  throw new ConfigError(
+    "targetPath",
+    format === "delta"
+      ? `${redactUrl(targetPath)}: format delta writes a local path or one of ${can}; not ${scheme}://`
+      : `${redactUrl(targetPath)}: the lake format ${format} writes a directory on this machine's disk, not a ${scheme}:// location; ` +
+          `give a local or mounted directory path, or write materialization.format: delta, which writes ${can}`,
+  );
 }
 
 /** Table names double as directory names (parquet), so keep them to one safe path segment. */

@@ -5,6 +5,8 @@
  * - duckdb (default): tables in `<targetPath>/lakelogic.duckdb`; one transaction per batch covers
  *   good rows, quarantine rows and, when asked, the checkpoint. A quarantine.target that is a
  *   path gets Parquet files there, listed in that transaction.
+ * - delta: Delta Lake tables through delta-rs, on a local path or object storage; each batch's
+ *   commit carries the stream's transaction identifier and checkpoint.
  * - parquet: a directory per table, new immutable files per batch, made visible by an atomically
  *   replaced manifest.
  *
@@ -13,6 +15,7 @@
 import type { Contract } from "../contract/types.js";
 import { resolveLakeConfig } from "./config.js";
 import { DuckDBLakeWriter } from "./duckdb-writer.js";
+import { DeltaLakeWriter } from "./delta-writer.js";
 import { ParquetLakeWriter } from "./parquet-writer.js";
 import type { LakeWriter } from "./types.js";
 
@@ -23,14 +26,16 @@ export interface OpenLakeOptions {
 
 export async function openLake(contract: Contract, options: OpenLakeOptions = {}): Promise<LakeWriter> {
   const config = resolveLakeConfig(contract, options);
+  if (config.format === "delta") return DeltaLakeWriter.open(config);
   return config.format === "duckdb" ? DuckDBLakeWriter.open(config) : ParquetLakeWriter.open(config);
 }
 
 export { DuckDBLakeWriter, type DuckDBWriterHooks } from "./duckdb-writer.js";
 export { ParquetLakeWriter } from "./parquet-writer.js";
+export { DeltaLakeWriter } from "./delta-writer.js";
 export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
 export { readQuarantine, readQuarantineFiles, readTable, type ReadOptions } from "./read.js";
-export { checkLakeLocation, resolveLakeConfig, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
+export { checkLakeLocation, isUri, joinLocation, resolveLakeConfig, LAKE_FORMATS, SHARED_FORMATS, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
 export { LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";
 export type { LakeCommit, LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";

@@ -193,11 +193,11 @@ export class ParquetLakeWriter implements LakeWriter {
     return Promise.resolve(commit ? { ...commit } : undefined);
   }
 
-  /** Parquet cannot commit a checkpoint with the data; `checkpoint: "target"` needs duckdb. */
+  /** Parquet cannot commit a checkpoint with the data; `checkpoint: "target"` needs duckdb or delta. */
   checkpointStore(): never {
     throw new ConfigError(
       "checkpoint",
-      '"target" keeps the cursor in the lake\'s DuckDB database and needs materialization.format duckdb; ' +
+      '"target" keeps the cursor in the lake\'s own commits and needs materialization.format duckdb or delta; ' +
         "this lake writes parquet. Use a SQLite checkpoint path or a CheckpointStore",
     );
   }

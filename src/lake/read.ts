@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DuckDBDateValue,
@@ -14,8 +15,11 @@ import {
 } from "../util/duckdb.js";
 import type { Contract } from "../contract/types.js";
 import type { Row } from "../engine/types.js";
-import { quoteIdent } from "../util/sql-text.js";
-import { DUCKDB_FILE, EXTRA_COLUMN, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
+import { quoteIdent, quoteString } from "../util/sql-text.js";
+import { planColumns } from "./columns.js";
+import { DUCKDB_FILE, EXTRA_COLUMN, joinLocation, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
+import { DeltaHelper } from "./delta-helper.js";
+import { storageOptions } from "./delta-writer.js";
 import { acquireDatabase } from "./duckdb-db.js";
 import { listedFiles, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import { quarantineDir, readManifest, sqlList, tableDir } from "./parquet-writer.js";
@@ -124,6 +128,7 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
       return readAll(conn, `SELECT * FROM ${quoteIdent(name)}`);
     });
   }
+  if (config.format === "delta") return readDelta(config, which);
   const manifest = readManifest(config);
   if (!manifest) return [];
   const files =
@@ -136,6 +141,33 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
   const instance = await DuckDBInstance.create(":memory:");
   const conn = await instance.connect();
   return readAll(conn, `SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
+}
+
+/** A Delta table's current snapshot, read by delta-rs and handed over as one Parquet file. */
+async function readDelta(config: LakeConfig, which: "table" | "quarantine"): Promise<Row[]> {
+  const uri = which === "table" ? joinLocation(config.targetPath, config.table) : (config.quarantine.dir ?? joinLocation(config.targetPath, config.quarantine.target));
+  const dir = mkdtempSync(join(tmpdir(), "lakelogic-delta-read-"));
+  const helper = DeltaHelper.start();
+  try {
+    const out = join(dir, "snapshot.parquet");
+    const found = await helper.request<{ exists: boolean }>("read", { uri, storage: storageOptions(uri), out });
+    if (!found.exists) return [];
+    const instance = await DuckDBInstance.create(":memory:");
+    const conn = await instance.connect();
+    await conn.run("SET TimeZone = 'UTC'");
+    // Delta keeps json fields and timestamps as text and UTC instants: read back as the lake's types.
+    const casts = which === "table" ? deltaCasts(config) : "REPLACE (record::JSON AS record, position::JSON AS position, quarantined_at::TIMESTAMP AS quarantined_at)";
+    return await readAll(conn, `SELECT * ${casts} FROM read_parquet(${quoteString(out)})`);
+  } finally {
+    await helper.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function deltaCasts(config: LakeConfig): string {
+  const plans = planColumns(config).filter((p) => p.sqlType === "JSON" || p.sqlType === "TIMESTAMP");
+  if (plans.length === 0) return "";
+  return `REPLACE (${plans.map((p) => `${quoteIdent(p.name)}::${p.sqlType} AS ${quoteIdent(p.name)}`).join(", ")})`;
 }
 
 /** The rows of a query, values in the canonical form of `readTable` (also for the `lake` source). */

@@ -87,10 +87,10 @@ function canCheckpoint(lake: LakeWriter): lake is CheckpointingWriter {
 export async function openCheckpoint(option: CheckpointOption, lake: LakeWriter, contract: Contract): Promise<{ store: CheckpointStore; inTarget: boolean }> {
   if (option === "memory") return { store: new MemoryCheckpointStore(), inTarget: false };
   if (option === "target") {
-    if (contract.materialization.format !== "duckdb" || !canCheckpoint(lake)) {
+    if (contract.materialization.format === "parquet" || !canCheckpoint(lake)) {
       throw new ConfigError(
         "checkpoint",
-        `"target" keeps the cursor in the lake's DuckDB database, so it needs materialization.format duckdb; ` +
+        `"target" keeps the cursor in the lake's own commits, so it needs materialization.format duckdb or delta; ` +
           `this contract writes ${contract.materialization.format}. Use a SQLite path or a CheckpointStore instead.`,
       );
     }

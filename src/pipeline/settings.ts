@@ -12,7 +12,7 @@ import { ConfigError } from "../errors.js";
 import type { RunMode, Source } from "../sources/core/types.js";
 import type { Environment } from "../sources/core/spec.js";
 import { streamRunSettings } from "../sources/index.js";
-import { checkLakeLocation, DEFAULT_TARGET_PATH } from "../lake/index.js";
+import { checkLakeLocation, DEFAULT_TARGET_PATH, SHARED_FORMATS } from "../lake/index.js";
 import { memoryProfile } from "../util/memory-profile.js";
 import type { TriggerRunMode } from "../contract/normalise/trigger.js";
 import { DEFAULT_MAX_RECORD_BYTES, type RecordLimits } from "./limits.js";
@@ -72,7 +72,10 @@ export interface StreamSettings {
   intervalMs: number | undefined;
   /** The caller's, else the contract's `materialization.target_path`, else `./lake`. */
   targetPath: string;
-  /** The caller's, else the contract's (`type: stream`), else `<targetPath>/_lakelogic/checkpoints.sqlite`. */
+  /**
+   * The caller's, else the contract's (`type: stream`), else `"target"` for a shared format (delta)
+   * and `<targetPath>/_lakelogic/checkpoints.sqlite` for a local one.
+   */
   checkpoint: CheckpointOption;
   limits: BatchLimits;
   record: RecordLimits;
@@ -107,7 +110,7 @@ export function resolveStreamSettings(contract: Contract, caller: StreamOverride
   const mode = caller.mode === undefined ? (declared.mode ?? options.fallbackMode ?? "available_now") : checkRunMode(caller.mode);
   const targetPath = caller.targetPath ?? contract.materialization.targetPath ?? DEFAULT_TARGET_PATH;
   // Before any path is made absolute (the CLI does for the workers): a URI is never a directory name.
-  checkLakeLocation(targetPath);
+  checkLakeLocation(targetPath, contract.materialization.format);
   const batch: BatchOptions = {
     ...caller,
     batchSize: caller.batchSize ?? declared.batchSize,
@@ -119,7 +122,7 @@ export function resolveStreamSettings(contract: Contract, caller: StreamOverride
     mode,
     intervalMs: mode === "processing_time" ? nonNegative("interval", caller.intervalMs ?? declared.intervalMs ?? 0) : undefined,
     targetPath,
-    checkpoint: caller.checkpoint ?? declared.checkpoint ?? defaultCheckpointPath(targetPath),
+    checkpoint: caller.checkpoint ?? declared.checkpoint ?? defaultCheckpoint(contract, targetPath),
     limits: batchLimits(batch),
     record: recordLimits(batch),
     readAhead: readAheadDepth(caller.readAhead),
@@ -128,7 +131,16 @@ export function resolveStreamSettings(contract: Contract, caller: StreamOverride
   };
 }
 
-/** Where a stream keeps its checkpoints when neither the caller nor the contract says. */
+/**
+ * Where a stream keeps its checkpoints when neither the caller nor the contract says: in the
+ * table itself for a shared format (its commits carry the stream's batch, on whichever machine
+ * writes it), else a SQLite file beside the lake.
+ */
+export function defaultCheckpoint(contract: Contract, targetPath: string): CheckpointOption {
+  return SHARED_FORMATS.includes(contract.materialization.format) ? "target" : defaultCheckpointPath(targetPath);
+}
+
+/** The SQLite checkpoint file beside a local lake. */
 export function defaultCheckpointPath(targetPath: string): string {
   return join(targetPath, "_lakelogic", "checkpoints.sqlite");
 }

@@ -444,14 +444,15 @@ materialization:
     expect(load("dataset: d\ninfo: {title: T, table_name: silver_crm_customers}\n").materialization.table).toBe("silver_crm_customers");
   });
 
-  it("loads a format no engine here writes, keeps it as declaredFormat, and warns; delta (Spark's) without a warning", () => {
+  it("loads a format no engine here writes, keeps it as declaredFormat, and warns; delta is a format of its own", () => {
     const c = load("dataset: d\nmaterialization: {strategy: merge, format: iceberg}\nquarantine: {format: json}\n");
     expect(c.materialization).toMatchObject({ format: "duckdb", declaredFormat: "iceberg" });
     expect(c.quarantine).toMatchObject({ format: "duckdb", declaredFormat: "json" });
     expect(c.warnings.map((w) => w.code)).toEqual(["unsupported", "unsupported"]);
     expect(c.warnings[0]?.message).toContain("format 'iceberg' is written by no engine here");
     const delta = load("dataset: d\nmaterialization: {strategy: merge, format: delta}\n");
-    expect(delta.materialization).toMatchObject({ declaredFormat: "delta" });
+    expect(delta.materialization).toMatchObject({ format: "delta" });
+    expect(delta.materialization.declaredFormat).toBeUndefined();
     expect(delta.warnings).toEqual([]);
   });
 

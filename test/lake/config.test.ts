@@ -37,21 +37,30 @@ describe("lake configuration is checked up front", () => {
 
   it("unknown format and strategy name the option and the choices", async () => {
     const f = makeContract();
-    (f.materialization as { format: string }).format = "delta";
+    (f.materialization as { format: string }).format = "iceberg";
     const ef = await configError(f);
     expect(ef.option).toBe("materialization.format");
-    expect(ef.message).toMatch(/duckdb, parquet/);
+    expect(ef.message).toMatch(/duckdb, parquet, delta/);
     const s = makeContract();
     (s.materialization as { strategy: string }).strategy = "upsert";
     expect((await configError(s)).option).toBe("materialization.strategy");
   });
 
-  it("a format the contract declares but no engine here writes (delta) is refused, never written as another format", async () => {
-    const c = parseContract("dataset: d\nprimary_key: [id]\nmodel: {fields: [{name: id, type: long}]}\nmaterialization: {strategy: merge, format: delta}\n");
-    expect(c.materialization.declaredFormat).toBe("delta");
+  it("a format the contract declares but no engine here writes (iceberg) is refused, never written as another format", async () => {
+    const c = parseContract("dataset: d\nprimary_key: [id]\nmodel: {fields: [{name: id, type: long}]}\nmaterialization: {strategy: merge, format: iceberg}\n");
+    expect(c.materialization.declaredFormat).toBe("iceberg");
     const err = await configError(c);
     expect(err.option).toBe("materialization.format");
-    expect(err.message).toMatch(/"delta" is not a format this runtime's engines write \(duckdb, parquet\)/);
+    expect(err.message).toMatch(/"iceberg" is not a format this runtime's engines write \(duckdb, parquet, delta\)/);
+  });
+
+  it("format delta resolves with its URI kept as a URI, and duckdb refuses the URI naming delta", () => {
+    const c = parseContract("dataset: d\nprimary_key: [id]\nmodel: {fields: [{name: id, type: long}]}\nmaterialization: {strategy: merge, format: delta}\n");
+    expect(c.materialization.format).toBe("delta");
+    expect(resolveLakeConfig(c, { targetPath: "s3://bucket/lake/" }).targetPath).toBe("s3://bucket/lake");
+    expect(() => resolveLakeConfig(c, { targetPath: "ftp://host/lake" })).toThrow(/format delta writes a local path or one of s3:\/\//);
+    const local = parseContract("dataset: d\nmodel: {fields: [{name: id, type: long}]}\n");
+    expect(() => resolveLakeConfig(local, { targetPath: "s3://bucket/lake" })).toThrow(/materialization\.format: delta, which writes s3:\/\//);
   });
 
   it("a primary key must be a declared field", async () => {

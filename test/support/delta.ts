@@ -1,0 +1,50 @@
+/**
+ * Reading Delta tables back with delta-rs itself (the provisioned `deltalake` Python package), a
+ * reader this project did not write: what a Spark, Polars or delta-rs user sees.
+ */
+import { execFileSync } from "node:child_process";
+import { provisioned } from "./objectstores.js";
+
+export function deltaPython(): string {
+  return provisioned("provision-deltalake.sh", "run `bash scripts/provision-deltalake.sh` (installs deltalake and pyarrow from PyPI; needs python3 with venv)");
+}
+
+const READ = `
+import json, sys
+from deltalake import DeltaTable
+dt = DeltaTable(sys.argv[1], storage_options=json.loads(sys.argv[2]) or None)
+def exact(v):
+    # JSON numbers lose integers beyond 2^53 in JavaScript: those travel as text.
+    return {"$int": str(v)} if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53 else v
+rows = [{k: exact(v) for k, v in r.items()} for r in dt.to_pyarrow_table().to_pylist()]
+out = {"version": dt.version(), "rows": rows, "history": dt.history()}
+print(json.dumps(out, default=str))
+`;
+
+export interface DeltaSnapshot {
+  version: number;
+  rows: Array<Record<string, unknown>>;
+  history: Array<Record<string, unknown>>;
+}
+
+/** The table's current snapshot; integers parsed exactly (bigint beyond 2^53). */
+export function readDelta(uri: string, env: NodeJS.ProcessEnv = {}, storage: Record<string, string> = {}): DeltaSnapshot {
+  const out = execFileSync(deltaPython(), ["-c", READ, uri, JSON.stringify(storage)], {
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  return JSON.parse(out, (_k, v: unknown) =>
+    v !== null && typeof v === "object" && typeof (v as { $int?: unknown }).$int === "string" ? BigInt((v as { $int: string }).$int) : v,
+  ) as DeltaSnapshot;
+}
+
+/** The transaction version Delta records for `appId`, or null. */
+export function deltaTxnVersion(uri: string, appId: string, env: NodeJS.ProcessEnv = {}): number | null {
+  const out = execFileSync(
+    deltaPython(),
+    ["-c", "import sys, json; from deltalake import DeltaTable; print(json.dumps(DeltaTable(sys.argv[1]).transaction_version(sys.argv[2])))", uri, appId],
+    { encoding: "utf8", env: { ...process.env, ...env } },
+  );
+  return JSON.parse(out) as number | null;
+}
