@@ -1,5 +1,6 @@
 /** From one polled JSON document to the records a contract sees, in watermark order. */
 import { jsonText } from "../../util/exact-json.js";
+import { compareFieldValues, compareKeys, fieldAt, isFieldValue, orderKey } from "../core/field-cursor.js";
 
 export type Watermark = string | number | bigint;
 
@@ -13,33 +14,19 @@ export interface PolledRecord {
   index: number;
 }
 
-/** The value at a dotted path, `{ found: false }` when a step is missing. */
-export function atPath(doc: unknown, path: string): { found: boolean; value?: unknown } {
-  let here: unknown = doc;
-  for (const step of path.split(".")) {
-    if (Array.isArray(here) && /^\d+$/.test(step)) here = here[Number(step)];
-    else if (typeof here === "object" && here !== null && Object.hasOwn(here, step)) here = (here as Record<string, unknown>)[step];
-    else return { found: false };
-  }
-  return { found: true, value: here };
-}
-
-/** Numbers compare as numbers; anything else (ISO times) as text. */
+/**
+ * Numbers (bigints exactly) compare as numbers, times as instants (any offset, any fraction of a
+ * second); anything else as text.
+ */
 export function compareMarks(a: Watermark, b: Watermark): number {
-  if (typeof a !== "string" && typeof b !== "string") return a < b ? -1 : a > b ? 1 : 0;
-  const x = String(a);
-  const y = String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  return compareFieldValues(a, b, "time");
 }
 
 function markOf(value: unknown, path: string | undefined): Watermark | undefined {
   if (path === undefined) return undefined;
-  const m: unknown = atPath(value, path).value;
-  if (typeof m === "number") return Number.isFinite(m) ? m : undefined;
-  if (typeof m === "bigint") return m;
-  // Text counts only when it reads as a time: a garbled value ("yesterday") sorts above every
-  // ISO time and would otherwise hold the watermark above all later records.
-  return typeof m === "string" && !Number.isNaN(Date.parse(m)) ? m : undefined;
+  const m: unknown = fieldAt(value, path).value;
+  // A record without a usable mark is still handed over; it just never moves the watermark.
+  return isFieldValue(m, "time") && !(m instanceof Date) ? m : undefined;
 }
 
 /** One row: an object as is; an array named by `fields`; anything else is quarantined. */
@@ -69,7 +56,7 @@ export function recordsOf(
   let rows: unknown;
   if (options.recordsPath === undefined) rows = Array.isArray(doc) ? doc : [doc];
   else {
-    const at = atPath(doc, options.recordsPath);
+    const at = fieldAt(doc, options.recordsPath);
     if (!at.found) return { problem: `the response has nothing at recordsPath "${options.recordsPath}"` };
     rows = at.value === null ? [] : at.value;
     if (!Array.isArray(rows)) return { problem: `recordsPath "${options.recordsPath}" is ${typeof rows} in the response, not an array` };
@@ -77,6 +64,8 @@ export function recordsOf(
   const records = (rows as unknown[]).map((row, i) => toRecord(row, i, options.fields, options.watermark));
   if (options.watermark === undefined) return records;
   // Unmarked records first (they never move the watermark), then ascending: the committed
-  // watermark then always covers a prefix of what was handed over.
-  return records.sort((a, b) => (a.mark === undefined ? (b.mark === undefined ? a.index - b.index : -1) : b.mark === undefined ? 1 : compareMarks(a.mark, b.mark) || a.index - b.index));
+  // watermark then always covers a prefix of what was handed over. Keys once per record, not per comparison.
+  const keyed = records.map((r) => ({ r, key: r.mark === undefined ? undefined : orderKey(r.mark, "time") }));
+  keyed.sort((a, b) => (a.key === undefined ? (b.key === undefined ? a.r.index - b.r.index : -1) : b.key === undefined ? 1 : compareKeys(a.key, b.key, "time") || a.r.index - b.r.index));
+  return keyed.map((k) => k.r);
 }

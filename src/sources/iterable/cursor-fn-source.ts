@@ -1,5 +1,6 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError } from "../../errors.js";
+import { isMissing, showValue } from "../core/field-cursor.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 
@@ -73,7 +74,8 @@ export class CursorFnSource implements CursorSource {
     for await (const value of this.open(this.after) as AsyncIterable<unknown>) {
       if (options.signal.aborted) return;
       const cursor = this.cursorFn(value);
-      if (cursor === undefined || cursor === null) {
+      // The caller's own cursor (any JSON, in the caller's order): only a missing one is refused.
+      if (isMissing(cursor)) {
         throw new ConfigError(
           "cursorFn",
           `returned ${String(cursor)} for record ${n + 1} of this run (after cursor ${describe(this.after)}); ` +
@@ -95,10 +97,6 @@ export class CursorFnSource implements CursorSource {
 
 function describe(cursor: Cursor | undefined): string {
   if (cursor === undefined) return "none";
-  try {
-    const text = JSON.stringify(cursor, (_k, v: unknown) => (typeof v === "bigint" ? `${v}n` : v));
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  } catch {
-    return typeof cursor;
-  }
+  const text = showValue(cursor);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -1,70 +1,40 @@
 /* Value helpers of WatermarkChunkSource: identity, order and display of keyset positions. */
+import {
+  comparePositions as compareFieldPositions,
+  copyPosition,
+  isFieldValue,
+  samePosition,
+  sameValue,
+  showPosition,
+  valueKey,
+  type FieldPosition,
+  type FieldValue,
+} from "../core/field-cursor.js";
 
-export type WatermarkValue = number | bigint | string | Date;
+/*
+ * The order is the one of every field cursor (core/field-cursor.ts) with strings left to the
+ * database: its ORDER BY sorts text by its collation, which JS cannot reproduce, so two strings
+ * are only ever equal or not. Numbers, bigints and Dates order fully.
+ */
+export type WatermarkValue = FieldValue;
 
 /**
  * A row's place in keyset order, and the cursor of a WatermarkChunkSource: the position of the
  * last record handed out. `tieBreaker` is present exactly when the source has a `tieBreakerField`.
  */
-export interface WatermarkPosition {
-  watermark: WatermarkValue;
-  tieBreaker?: WatermarkValue;
-}
+export type WatermarkPosition = FieldPosition;
 
 export function isWatermarkValue(value: unknown): value is WatermarkValue {
-  switch (typeof value) {
-    case "number":
-      return Number.isFinite(value);
-    case "bigint":
-    case "string":
-      return true;
-    case "object":
-      return value instanceof Date && !Number.isNaN(value.getTime());
-    default:
-      return false;
-  }
+  return isFieldValue(value, "collation");
 }
 
-export function copy(p: WatermarkPosition): WatermarkPosition {
-  const clone = (v: WatermarkValue): WatermarkValue => (v instanceof Date ? new Date(v.getTime()) : v);
-  return p.tieBreaker === undefined
-    ? { watermark: clone(p.watermark) }
-    : { watermark: clone(p.watermark), tieBreaker: clone(p.tieBreaker) };
-}
+export const copy = copyPosition;
+export const show = showPosition;
+export { samePosition, sameValue, valueKey };
 
-/** Identity of a value within one tie group (type-tagged so 1 and "1" differ). */
-export function valueKey(v: WatermarkValue | undefined): string {
-  if (v === undefined) return "u";
-  if (v instanceof Date) return `d${v.getTime()}`;
-  return `${(typeof v)[0]}${String(v)}`;
-}
-
-export function sameValue(a: WatermarkValue | undefined, b: WatermarkValue | undefined): boolean {
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-  return a === b;
-}
-
-export function samePosition(a: WatermarkPosition, b: WatermarkPosition): boolean {
-  return sameValue(a.watermark, b.watermark) && sameValue(a.tieBreaker, b.tieBreaker);
-}
-
-/** Order of two values of one numeric kind; undefined when JS cannot know the database's order. */
-export function compareValues(a: WatermarkValue, b: WatermarkValue): number | undefined {
-  if (a instanceof Date && b instanceof Date) return Math.sign(a.getTime() - b.getTime());
-  const numeric = (v: WatermarkValue) => typeof v === "number" || typeof v === "bigint";
-  if (numeric(a) && numeric(b)) return a < b ? -1 : a > b ? 1 : 0;
-  return undefined;
-}
-
+/** Order of two positions; undefined when JS cannot know the database's order (two different strings). */
 export function comparePositions(a: WatermarkPosition, b: WatermarkPosition): number | undefined {
-  const wm = sameValue(a.watermark, b.watermark) ? 0 : compareValues(a.watermark, b.watermark);
-  if (wm !== 0 || a.tieBreaker === undefined || b.tieBreaker === undefined) return wm;
-  return sameValue(a.tieBreaker, b.tieBreaker) ? 0 : compareValues(a.tieBreaker, b.tieBreaker);
-}
-
-export function show(p: WatermarkPosition): string {
-  const v = (x: WatermarkValue) => (x instanceof Date ? x.toISOString() : typeof x === "bigint" ? `${x}n` : JSON.stringify(x));
-  return p.tieBreaker === undefined ? `(${v(p.watermark)})` : `(${v(p.watermark)}, ${v(p.tieBreaker)})`;
+  return compareFieldPositions(a, b, "collation");
 }
 
 export function describeType(value: unknown): string {
