@@ -48,7 +48,7 @@ export const httpSpec = {
       description:
         "Dotted path of a field in each record that grows with new data, e.g. `properties.updated` or `created_at`. " +
         "Records are handed over in its order and those at or below the committed watermark are skipped. " +
-        "Numbers compare as numbers, times as text (ISO-8601 in one zone, e.g. UTC `…Z`); a record whose value is neither is handed over without moving the watermark.",
+        "Numbers compare as numbers (64-bit exact), times as instants (ISO-8601 at any offset, read as UTC without one; RFC 2822 dates); a record whose value is neither is handed over without moving the watermark.",
     },
     timeoutMs: { type: "integer", min: 1, default: HTTP_DEFAULTS.timeoutMs, description: "One request (headers and body) may take this long; longer counts as a failed attempt." },
     maxResponseBytes: {
