@@ -22,22 +22,13 @@ export const DEFAULT_LOCAL_FETCHES_PER_ROUND_TRIP = 3;
 /** Batches one fetch may hand over (the first plus those read ahead); see FetchBatchInput.maxBatches. */
 export const DEFAULT_BATCHES_PER_FETCH = 4;
 
-/**
- * Counts as this code reads them from history: a carry, an openStream or writeBatches result
- * recorded before `supersededCount` existed has none, which is 0 (nothing was superseded).
- */
-function countsOf(c: Omit<Counts, "supersededCount"> & { supersededCount?: number }): Counts {
-  return { sourceCount: c.sourceCount, goodCount: c.goodCount, badCount: c.badCount, supersededCount: c.supersededCount ?? 0 };
-}
-
 function plus<T extends Counts>(a: T, b: Counts): T {
-  const x = countsOf(a);
   return {
     ...a,
-    sourceCount: x.sourceCount + b.sourceCount,
-    goodCount: x.goodCount + b.goodCount,
-    badCount: x.badCount + b.badCount,
-    supersededCount: x.supersededCount + b.supersededCount,
+    sourceCount: a.sourceCount + b.sourceCount,
+    goodCount: a.goodCount + b.goodCount,
+    badCount: a.badCount + b.badCount,
+    supersededCount: a.supersededCount + b.supersededCount,
   };
 }
 
@@ -47,7 +38,7 @@ export function initialCarry(open: OpenStreamResult, nowIso: string): StreamCarr
     dataset: open.dataset,
     cursor: open.cursor,
     batchId: open.batchId,
-    totals: countsOf(open.totals),
+    totals: open.totals,
     run: { batches: 0, sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 },
     paused: false,
     lastCommitAt: null,
@@ -62,8 +53,8 @@ export function afterCommit(carry: StreamCarry, cursor: string | null, write: Wr
     ...carry,
     cursor,
     batchId: write.batchId,
-    totals: countsOf(write.totals),
-    run: plus({ ...carry.run, batches: carry.run.batches + 1 }, countsOf(write.batch)),
+    totals: write.totals,
+    run: plus({ ...carry.run, batches: carry.run.batches + 1 }, write.batch),
     lastCommitAt: write.committedAt,
   };
 }
@@ -74,8 +65,8 @@ export function afterCommit(carry: StreamCarry, cursor: string | null, write: Wr
  */
 export function resync(carry: StreamCarry, open: OpenStreamResult): StreamCarry {
   if (open.batchId === carry.batchId) return carry;
-  const now = countsOf(open.totals);
-  const before = countsOf(carry.totals);
+  const now = open.totals;
+  const before = carry.totals;
   const gained: Counts = {
     sourceCount: now.sourceCount - before.sourceCount,
     goodCount: now.goodCount - before.goodCount,
@@ -187,7 +178,7 @@ export function statusOf(
     mode,
     cursor: carry.cursor === null ? null : decode(carry.cursor),
     batchId: carry.batchId,
-    ...countsOf(carry.totals),
+    ...carry.totals,
     lastCommitAt: carry.lastCommitAt,
     lag,
   };
@@ -202,12 +193,15 @@ export function resultOf(
   return {
     checkpointKey: carry.key,
     batches: carry.run.batches,
-    ...countsOf(carry.run),
+    sourceCount: carry.run.sourceCount,
+    goodCount: carry.run.goodCount,
+    badCount: carry.run.badCount,
+    supersededCount: carry.run.supersededCount,
     cursor: carry.cursor === null ? null : decode(carry.cursor),
     resumedFrom: carry.resumedFrom === null ? null : decode(carry.resumedFrom),
     startedAt: carry.startedAt,
     finishedAt: nowIso,
     stoppedBy,
-    totals: countsOf(carry.totals),
+    totals: carry.totals,
   };
 }

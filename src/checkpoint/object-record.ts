@@ -16,9 +16,7 @@ import type { CheckpointRecord, Counts } from "./types.js";
  */
 const FORMAT = "lakelogic.checkpoint";
 const VERSION = 1;
-const REQUIRED_COUNTS = ["sourceCount", "goodCount", "badCount"] as const;
-/** Counts added to `Counts` after the first three: an object written before one existed reads it as 0. */
-const LATER_COUNTS = { supersededCount: 0 } as const;
+const REQUIRED_COUNTS = ["sourceCount", "goodCount", "badCount", "supersededCount"] as const;
 
 export function encodeRecord(record: CheckpointRecord): Uint8Array {
   const body = {
@@ -74,7 +72,7 @@ function countsOf(value: unknown, field: string, damaged: (detail: string) => Er
     if (!(name in value)) throw damaged(`"${field}.${name}" is missing`);
   }
   // Every key, not only the known ones: counts added later must survive a round trip.
-  return { ...LATER_COUNTS, ...value } as unknown as Counts;
+  return { ...value } as unknown as Counts;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -34,32 +34,14 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS lakelogic_checkpoints (
   batch_superseded INTEGER NOT NULL DEFAULT 0, total_superseded INTEGER NOT NULL DEFAULT 0
 )`;
 
-/** Columns added after the first release: a file made before them gets them, 0 in the rows it has. */
-const ADDED_COLUMNS = ["batch_superseded", "total_superseded"] as const;
-
 const COLUMNS = [
   ...["key", "cursor", "batch_id", "committed_at", "batch_source", "batch_good", "batch_bad"],
-  ...["total_source", "total_good", "total_bad", "writer_id", ...ADDED_COLUMNS],
+  ...["total_source", "total_good", "total_bad", "writer_id", "batch_superseded", "total_superseded"],
 ];
 
-// Columns by name: a migrated file has the added ones last, whatever order a new file has.
 const UPSERT = `INSERT INTO lakelogic_checkpoints (${COLUMNS.join(", ")})
   VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})
   ON CONFLICT(key) DO UPDATE SET ${COLUMNS.filter((c) => c !== "key").map((c) => `${c} = excluded.${c}`).join(", ")}`;
-
-/**
- * Create the table, or add the columns a file made by an earlier version lacks. In one
- * IMMEDIATE transaction: two processes opening an old file at once add each column once.
- */
-function ensureTable(db: Database.Database): void {
-  db.transaction(() => {
-    db.exec(CREATE_TABLE);
-    const have = new Set(db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('lakelogic_checkpoints')").all().map((c) => c.name));
-    for (const c of ADDED_COLUMNS) {
-      if (!have.has(c)) db.exec(`ALTER TABLE lakelogic_checkpoints ADD COLUMN ${c} INTEGER NOT NULL DEFAULT 0`);
-    }
-  }).immediate();
-}
 
 /**
  * Checkpoints in a SQLite file. WAL with `synchronous = FULL`, so a commit that returned is on
@@ -80,7 +62,7 @@ export class SQLiteCheckpointStore implements CheckpointStore {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
       db.pragma("busy_timeout = 5000");
-      ensureTable(db);
+      db.exec(CREATE_TABLE);
       this.selectStmt = db.prepare<[string], Row>("SELECT * FROM lakelogic_checkpoints WHERE key = ?");
       this.upsertStmt = db.prepare<Row>(UPSERT);
       this.db = db;

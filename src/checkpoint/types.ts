@@ -13,7 +13,7 @@ export interface Counts {
   badCount: number;
   /**
    * Good records not written because a later record of the same batch has the same primary key
-   * (merge, overwrite with a key: the last one wins). Records stored before this count existed read as 0.
+   * (merge, overwrite with a key: the last one wins).
    */
   supersededCount: number;
 }

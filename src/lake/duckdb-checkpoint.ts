@@ -11,12 +11,9 @@ import { acquireDatabase, type Database } from "./duckdb-db.js";
 
 const TABLE = quoteIdent(CHECKPOINT_TABLE);
 
-/** Columns added after the first release (see ensureCheckpointTable). */
-const ADDED_COLUMNS = ["batch_superseded", "total_superseded"] as const;
-
 const COLUMNS = [
   ...["key", "cursor", "batch_id", "committed_at", "batch_source", "batch_good", "batch_bad"],
-  ...["total_source", "total_good", "total_bad", "writer_id", ...ADDED_COLUMNS],
+  ...["total_source", "total_good", "total_bad", "writer_id", "batch_superseded", "total_superseded"],
 ];
 
 export async function ensureCheckpointTable(conn: DuckDBConnection): Promise<void> {
@@ -30,18 +27,8 @@ export async function ensureCheckpointTable(conn: DuckDBConnection): Promise<voi
     writer_id VARCHAR NOT NULL,
     batch_superseded BIGINT DEFAULT 0, total_superseded BIGINT DEFAULT 0
   )`);
-  // A lake made by an earlier version lacks the added columns: its rows read them as 0.
-  const found = await conn.runAndReadAll(
-    "SELECT column_name FROM duckdb_columns() WHERE schema_name = current_schema() AND table_name = $1",
-    [CHECKPOINT_TABLE],
-  );
-  const have = new Set(found.getRows().map((r) => String(r[0])));
-  for (const c of ADDED_COLUMNS) {
-    if (!have.has(c)) await conn.run(`ALTER TABLE ${TABLE} ADD COLUMN IF NOT EXISTS ${c} BIGINT DEFAULT 0`);
-  }
 }
 
-// Columns by name: a migrated table has the added ones last, whatever order a new one has.
 const UPSERT = `INSERT INTO ${TABLE} (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
   ON CONFLICT (key) DO UPDATE SET ${COLUMNS.filter((c) => c !== "key").map((c) => `${c} = excluded.${c}`).join(", ")}`;
 
@@ -54,8 +41,7 @@ function countsOf(row: Record<string, DuckDBValue>, prefix: "batch" | "total"): 
     sourceCount: num(row[`${prefix}_source`]),
     goodCount: num(row[`${prefix}_good`]),
     badCount: num(row[`${prefix}_bad`]),
-    // NULL in a row an earlier version wrote before the column existed: nothing was superseded.
-    supersededCount: num(row[`${prefix}_superseded`] ?? 0),
+    supersededCount: num(row[`${prefix}_superseded`]),
   };
 }
 

@@ -10,7 +10,7 @@ const QUARANTINE_STRUCT =
 
 /**
  * The duckdb quarantine table: the columns every format has, then the checkpoint key of the
- * stream that wrote the row (NULL for direct writes). Tables made before it existed get it added.
+ * stream that wrote the row (NULL for direct writes).
  */
 export const DUCKDB_QUARANTINE_COLUMNS: ReadonlyArray<{ name: string; sqlType: string }> = [
   ...QUARANTINE_COLUMNS,

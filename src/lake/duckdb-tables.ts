@@ -6,7 +6,6 @@ import type { ColumnPlan } from "./columns.js";
 import { DUCKDB_FILE, type LakeConfig } from "./config.js";
 import { DUCKDB_QUARANTINE_COLUMNS } from "./duckdb-quarantine.js";
 import { prepareQuarantineFiles } from "./duckdb-quarantine-files.js";
-import { QUARANTINE_COLUMNS } from "./quarantine.js";
 import { SEQ_COLUMN } from "./row-seq.js";
 import { checkTableContract, loadTableRecord, type TableRecord } from "./table-contract.js";
 
@@ -59,11 +58,17 @@ async function prepareGoodTable(
   if (found.length === 0) {
     await conn.run(`CREATE TABLE ${table} (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")}, ${seq})`);
   } else {
-    record = await loadTableRecord(conn, config.table);
+    const where = join(config.targetPath, DUCKDB_FILE);
     const stored = found.filter((c) => c.name.toLowerCase() !== SEQ_COLUMN);
-    checkTableContract(config, plans, { record, columns: stored }, join(config.targetPath, DUCKDB_FILE));
-    // A table made before rows carried their sequence number (row-seq.ts): old rows read NULL.
-    if (stored.length === found.length) await conn.run(`ALTER TABLE ${table} ADD COLUMN ${seq}`);
+    // Every table the lake makes has the column: without it the table is not one it made.
+    if (stored.length === found.length) {
+      throw new ConfigError(
+        "materialization.table",
+        `table "${config.table}" (${where}) exists without the ${SEQ_COLUMN} column, so it is not a LakeLogic table; choose another materialization.table`,
+      );
+    }
+    record = await loadTableRecord(conn, config.table);
+    checkTableContract(config, plans, { record, columns: stored }, where);
     const names = new Set(stored.map((c) => c.name.toLowerCase()));
     for (const p of plans) {
       // A field added to the contract: add the column (old rows read NULL).
@@ -77,17 +82,11 @@ async function prepareGoodTable(
   return { layout, record };
 }
 
-/** Create the quarantine table, or check (and bring up to date) the one that is there. */
+/** Create the quarantine table, or check the one that is there. */
 async function prepareQuarantineTable(conn: DuckDBConnection, target: string): Promise<void> {
   const q = quoteIdent(target);
   await conn.run(`CREATE TABLE IF NOT EXISTS ${q} (${DUCKDB_QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
-  let qCols = (await tableColumnsOf(conn, target)).map((c) => c.name);
-  if (qCols.join(",") === QUARANTINE_COLUMNS.map((c) => c.name).join(",")) {
-    // Made before rows carried their stream: add the column (old rows read NULL).
-    const added = DUCKDB_QUARANTINE_COLUMNS[DUCKDB_QUARANTINE_COLUMNS.length - 1]!;
-    await conn.run(`ALTER TABLE ${q} ADD COLUMN ${added.name} ${added.sqlType}`);
-    qCols = (await tableColumnsOf(conn, target)).map((c) => c.name);
-  }
+  const qCols = (await tableColumnsOf(conn, target)).map((c) => c.name);
   const expected = DUCKDB_QUARANTINE_COLUMNS.map((c) => c.name);
   if (qCols.join(",") !== expected.join(",")) {
     throw new ConfigError(

@@ -67,12 +67,12 @@ export interface Manifest {
   commits?: Record<string, LakeCommit>;
   /**
    * The greatest row sequence number handed out (row-seq.ts): the files' `_lakelogic_seq` values
-   * go up to it. Absent before the first row that carried one.
+   * go up to it. Absent until the first good row is written.
    */
   lastSeq?: number;
   /**
    * What the table is written with (table-contract.ts): the primary key, strategy and every
-   * column the files hold, with its type. Absent in manifests of writers before it.
+   * column the files hold, with its type. Absent until the first batch is written.
    */
   contract?: WrittenTable;
   updatedAt: string;
@@ -155,7 +155,7 @@ export class ParquetLakeWriter implements LakeWriter {
       instance = await DuckDBInstance.create(":memory:");
       const conn = await instance.connect();
       const plans = planColumns(config);
-      const existing = await existingTable(conn, dir, manifest);
+      const existing = existingTable(manifest);
       checkTableContract(config, plans, existing, dir);
       collectGarbage(config, manifest);
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
@@ -387,23 +387,11 @@ export class ParquetLakeWriter implements LakeWriter {
   }
 }
 
-/**
- * The dataset as its manifest records it; for a manifest without the record (written before it
- * was kept), the columns its files hold. Undefined when there is nothing to compare with.
- */
-async function existingTable(conn: DuckDBConnection, dir: string, manifest: Manifest | undefined): Promise<ExistingTable | undefined> {
-  if (manifest?.contract) {
-    const { columns, ...record } = manifest.contract;
-    return { record, columns };
-  }
-  if (!manifest || manifest.data.length === 0) return undefined;
-  const files = manifest.data.map((f) => join(dir, f.file));
-  const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlList(files)}, union_by_name = true)`);
-  const columns = reader
-    .getRowObjects()
-    .map((r) => ({ name: String(r["column_name"]), type: String(r["column_type"]) }))
-    .filter((c) => c.name.toLowerCase() !== SEQ_COLUMN);
-  return { columns };
+/** The dataset as its manifest records it; undefined until its first batch is written. */
+function existingTable(manifest: Manifest): ExistingTable | undefined {
+  if (!manifest.contract) return undefined;
+  const { columns, ...record } = manifest.contract;
+  return { record, columns };
 }
 
 /** The stored columns, then the contract's fields the table does not have yet (files read them by name). */

@@ -7,7 +7,6 @@ import { readPlanned } from "./duckdb-run.js";
  * than that of every row committed before it. A merge that replaces a row writes it with a new,
  * greater number. Readers of the table (the `lake` source: bronze → silver) resume after the
  * last number they consumed and see every row written or changed since (docs/lake.md).
- * Rows written before the column existed hold NULL.
  */
 export const SEQ_COLUMN = "_lakelogic_seq";
 /** DuckDB format: per table, the greatest number handed out, updated in the batch's transaction. */

@@ -24,7 +24,7 @@ export interface StoredColumn {
 
 /** The table as a writer finds it at open; undefined when there is none yet. */
 export interface ExistingTable {
-  /** Absent for a table written before the lake kept the record: it takes the contract's. */
+  /** Absent for a duckdb table no batch was written to yet (made at open): it takes the contract's. */
   record?: TableRecord | undefined;
   columns: readonly StoredColumn[];
 }

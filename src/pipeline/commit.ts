@@ -17,16 +17,13 @@ export interface StreamPosition {
 
 export const ZERO_COUNTS: Readonly<Counts> = Object.freeze({ sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 });
 
-/**
- * `a + b`, count by count. Totals from a Temporal history or a stored record written before
- * `supersededCount` existed have none: that is 0 (nothing was superseded then), not NaN.
- */
+/** `a + b`, count by count. */
 export function addCounts(a: Readonly<Counts>, b: Readonly<Counts>): Counts {
   return {
     sourceCount: a.sourceCount + b.sourceCount,
     goodCount: a.goodCount + b.goodCount,
     badCount: a.badCount + b.badCount,
-    supersededCount: (a.supersededCount ?? 0) + (b.supersededCount ?? 0),
+    supersededCount: a.supersededCount + b.supersededCount,
   };
 }
 

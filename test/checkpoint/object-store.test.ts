@@ -101,6 +101,11 @@ describe("ObjectStoreCheckpointStore", () => {
       JSON.stringify({ format: "lakelogic.checkpoint", version: 1, key: "orders", batchId: 1, committedAt: "2026-01-01T00:00:00Z", writerId: "w", cursor: 1, batch: { sourceCount: -1, goodCount: 0, badCount: 0 }, totals: {} }),
       "batch.sourceCount",
     ],
+    [
+      "a missing count",
+      JSON.stringify({ format: "lakelogic.checkpoint", version: 1, key: "orders", batchId: 1, committedAt: "2026-01-01T00:00:00Z", writerId: "w", cursor: 1, batch: { sourceCount: 3, goodCount: 2, badCount: 1 }, totals: {} }),
+      "batch.supersededCount",
+    ],
   ])("refuses a damaged object (%s) naming the location and key", async (_what, body, detail) => {
     const backend = new MemoryObjectBackend();
     backend.objects.set("orders.json", { bytes: bytes(body), version: "v0" });
@@ -114,19 +119,10 @@ describe("ObjectStoreCheckpointStore", () => {
 
   it("refuses a cursor that is not typed JSON with CheckpointCursorError", async () => {
     const backend = new MemoryObjectBackend();
-    const body = { format: "lakelogic.checkpoint", version: 1, key: "orders", batchId: 1, committedAt: "2026-01-01T00:00:00Z", writerId: "w", cursor: { $bigint: "x" }, batch: { sourceCount: 0, goodCount: 0, badCount: 0 }, totals: { sourceCount: 0, goodCount: 0, badCount: 0 } };
+    const body = { format: "lakelogic.checkpoint", version: 1, key: "orders", batchId: 1, committedAt: "2026-01-01T00:00:00Z", writerId: "w", cursor: { $bigint: "x" }, batch: { sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 }, totals: { sourceCount: 0, goodCount: 0, badCount: 0, supersededCount: 0 } };
     backend.objects.set("orders.json", { bytes: bytes(JSON.stringify(body)), version: "v0" });
     const err = await new ObjectStoreCheckpointStore(backend).load("orders").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CheckpointCursorError);
-  });
-
-  it("reads an object written before the superseded count existed as 0 superseded", async () => {
-    const backend = new MemoryObjectBackend();
-    const counts = { sourceCount: 3, goodCount: 2, badCount: 1 };
-    const body = { format: "lakelogic.checkpoint", version: 1, key: "orders", batchId: 1, committedAt: "2026-01-01T00:00:00Z", writerId: "w", cursor: 1, batch: counts, totals: counts };
-    backend.objects.set("orders.json", { bytes: bytes(JSON.stringify(body)), version: "v0" });
-    const got = await new ObjectStoreCheckpointStore(backend).load("orders");
-    expect(got?.batch).toEqual({ ...counts, supersededCount: 0 });
   });
 
   it("refuses a cursor that cannot be encoded before writing anything", async () => {

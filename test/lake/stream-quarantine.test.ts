@@ -3,7 +3,6 @@
  * cursor source's uncommitted attempts are replaced, everything else is looked up.
  */
 import { describe, expect, it } from "vitest";
-import { acquireDatabase } from "../../src/lake/duckdb-db.js";
 import { openLake, readQuarantine, type LakeWriter, type QuarantineRow, type WriteStream } from "../../src/lake/index.js";
 import { makeContract, tempDirs } from "./helpers.js";
 
@@ -143,27 +142,5 @@ describe("duckdb quarantine of a stream", () => {
     expect((await stored(targetPath)).map((x) => x[0])).toEqual([0, 1]);
     const direct = (await readQuarantine(contract(), { targetPath })).filter((r) => r.streamKey === null);
     expect(direct).toHaveLength(1);
-  });
-
-  it("adds the stream column to a quarantine table made before it existed", async () => {
-    const targetPath = lakeDir("sq-migrate");
-    const w0 = await openLake(contract(), { targetPath });
-    await w0.write({ batchId: 1, good: [], bad: [bad(1)] });
-    await w0.close();
-    // Take the table back to the earlier layout.
-    const file = (w0 as unknown as { databasePath: string }).databasePath;
-    const db = await acquireDatabase(file);
-    const conn = await db.connect();
-    await db.exclusive(() => conn.run("ALTER TABLE orders_quarantine DROP COLUMN stream_key"));
-    db.release();
-
-    const w = await openLake(contract(), { targetPath });
-    await w.write({ batchId: 2, good: [], bad: [bad(2)], stream: cursor("s", new Date()) });
-    await w.close();
-    const rows = await readQuarantine(contract(), { targetPath });
-    expect(rows.map((r) => [r.batchId, r.streamKey])).toEqual([
-      [1, null],
-      [2, "s"],
-    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LakeFormat } from "../../src/contract/types.js";
+import { ConfigError } from "../../src/errors.js";
 import { DuckDBInstance } from "../../src/util/duckdb.js";
 import { DUCKDB_FILE, openLake, readTable, resolveLakeConfig, TableContractError } from "../../src/lake/index.js";
 import { acquireDatabase } from "../../src/lake/duckdb-db.js";
@@ -208,5 +209,34 @@ describe.each<LakeFormat>(["duckdb", "parquet"])("%s: the table's contract", (fo
       { id: 1, name: "a", note: "x" },
       { id: 2, name: "b", note: "y" },
     ]);
+  });
+});
+
+describe("duckdb: a table the lake did not make", () => {
+  /** Open a lake whose database already holds `ddl`; the ConfigError the open rejects with. */
+  async function refusedOver(ddl: string, targetPath: string): Promise<ConfigError> {
+    const db = await acquireDatabase(join(targetPath, DUCKDB_FILE));
+    const conn = await db.connect();
+    await db.exclusive(() => conn.run(ddl));
+    db.release();
+    const err = await openLake(makeContract({ format: "duckdb" }), { targetPath }).then(
+      async (w) => {
+        await w.close();
+        return new Error("opened");
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+
+  it("is refused as the good table when it has no _lakelogic_seq column", async () => {
+    const err = await refusedOver("CREATE TABLE orders (id BIGINT, name VARCHAR)", lakeDir("foreign-good"));
+    expect(err.message).toMatch(/table "orders" .* exists without the _lakelogic_seq column/);
+  });
+
+  it("is refused as the quarantine table when its columns are not the quarantine's", async () => {
+    const err = await refusedOver("CREATE TABLE orders_quarantine (quarantine_id VARCHAR, batch_id BIGINT)", lakeDir("foreign-quarantine"));
+    expect(err.message).toMatch(/not a LakeLogic quarantine table/);
   });
 });
