@@ -195,7 +195,23 @@ def op_read(m):
 OPS = {"open": op_open, "load": op_load, "write": op_write, "read": op_read}
 
 
+def die_with_parent():
+    """On Linux, go when the Node process goes: a helper left committing after its writer died
+    would race the writer's successor for the same batch (the txn fence would hold, but the
+    successor would see a rival)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
 def main():
+    die_with_parent()
     send({"event": "ready", "pid": os.getpid()})
     for line in sys.stdin:
         m = json.loads(line)
