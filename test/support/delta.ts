@@ -10,7 +10,7 @@ export function deltaPython(): string {
 }
 
 const READ = `
-import json, sys
+import json, os, sys
 from deltalake import DeltaTable
 dt = DeltaTable(sys.argv[1], storage_options=json.loads(sys.argv[2]) or None)
 def exact(v):
@@ -18,7 +18,9 @@ def exact(v):
     return {"$int": str(v)} if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53 else v
 rows = [{k: exact(v) for k, v in r.items()} for r in dt.to_pyarrow_table().to_pylist()]
 out = {"version": dt.version(), "rows": rows, "history": dt.history()}
-print(json.dumps(out, default=str))
+print(json.dumps(out, default=str), flush=True)
+# delta-rs's runtime threads can abort a normal interpreter exit ("terminate called…").
+os._exit(0)
 `;
 
 export interface DeltaSnapshot {
@@ -43,7 +45,7 @@ export function readDelta(uri: string, env: NodeJS.ProcessEnv = {}, storage: Rec
 export function deltaTxnVersion(uri: string, appId: string, env: NodeJS.ProcessEnv = {}): number | null {
   const out = execFileSync(
     deltaPython(),
-    ["-c", "import sys, json; from deltalake import DeltaTable; print(json.dumps(DeltaTable(sys.argv[1]).transaction_version(sys.argv[2])))", uri, appId],
+    ["-c", "import sys, os, json; from deltalake import DeltaTable; print(json.dumps(DeltaTable(sys.argv[1]).transaction_version(sys.argv[2])), flush=True); os._exit(0)", uri, appId],
     { encoding: "utf8", env: { ...process.env, ...env } },
   );
   return JSON.parse(out) as number | null;
