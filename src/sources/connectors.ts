@@ -5,16 +5,16 @@
 export { assertNoLiteralSecrets, createSource, registerSource, sourceSpecs, BUILTIN_SOURCES } from "./registry.js";
 export { SourceRegistry, type SourceFactory } from "./core/registry.js";
 export { parseOptions, renderSpecMarkdown, requirePeer, type ComponentSpec, type OptionSpec, type OptionsOf, type OptionsInput } from "./core/spec.js";
-export { fileSourceFactory } from "./file/factory.js";
+export { fileSourceFactory } from "./file/connector.js";
 // PostgreSQL keyset backfill from a JSON config (pg is an optional peer, loaded on first query).
-export { postgresSourceFactory } from "./watermark/factory.js";
+export { postgresSourceFactory } from "./watermark/connector.js";
 export { postgresSpec } from "./watermark/spec.js";
 // A JSON document polled over HTTP (conditional GET); cursor = ETag / Last-Modified and a record watermark.
 export { HttpPollSource, HttpResponseError, httpSourceFactory, type HttpCursor } from "./http/source.js";
 export { httpSpec, type HttpPollOptions, type HttpClock } from "./http/spec.js";
 // A lake table another stream writes (bronze → silver); cursor = the last row sequence number read.
 export { LakeTableSource, type LakeSourceOptions, type LakeCursor } from "./lake/source.js";
-export { lakeSourceFactory, duckdbLakeSourceFactory } from "./lake/factory.js";
+export { lakeSourceFactory, duckdbLakeSourceFactory } from "./lake/connector.js";
 export { lakeSpec, duckdbLakeSpec } from "./lake/spec.js";
 export { LakeSourceBusyError } from "./lake/readers.js";
 

@@ -7,7 +7,7 @@ export { IterableSource, NotReplayableError, connectorSource } from "./iterable/
 export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-source.js";
 export { CursorFnSource, type CursorFn, type CursorFnSourceOptions, type ResumableIterable } from "./iterable/cursor-fn-source.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
-export { FileSource, type FileCursor, type FileSourceOptions } from "./file/file-source.js";
+export { FileSource, type FileCursor, type FileSourceOptions } from "./file/source.js";
 export { FileReplacedError } from "./file/errors.js";
 export {
   ConnectorClosedError,
@@ -34,7 +34,7 @@ export {
   type WatermarkChunkSourceOptions,
   type WatermarkValueOptions,
   type WatermarkPositionOptions,
-} from "./watermark/chunk-source.js";
+} from "./watermark/source.js";
 export {
   postgresChunkFetcher,
   postgresWatermarkSource,

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import protobuf from "protobufjs";
 import { WebSocketServer } from "ws";
 import { afterAll, describe, expect, it } from "vitest";
-import { FileSource } from "../../src/sources/file/file-source.js";
+import { FileSource } from "../../src/sources/file/source.js";
 import { PubSubConnector } from "../../src/sources/pubsub/connector.js";
 import { ServiceBusConnector } from "../../src/sources/servicebus/connector.js";
 import { SQSConnector } from "../../src/sources/sqs/connector.js";
