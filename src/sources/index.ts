@@ -1,10 +1,10 @@
 import { ConfigError } from "../errors.js";
-import { IterableSource, connectorSource } from "./iterable/iterable-source.js";
+import { IterableSource, connectorSource } from "./iterable/source.js";
 import type { AckSource, CursorSource, Source, StreamConnector } from "./core/types.js";
 
 export * from "./core/types.js";
-export { IterableSource, NotReplayableError, connectorSource } from "./iterable/iterable-source.js";
-export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-source.js";
+export { IterableSource, NotReplayableError, connectorSource } from "./iterable/source.js";
+export type { IterableCursor, IterableSourceOptions } from "./iterable/source.js";
 export { CursorFnSource, type CursorFn, type CursorFnSourceOptions, type ResumableIterable } from "./iterable/cursor-fn-source.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
 export { FileSource, type FileCursor, type FileSourceOptions } from "./file/source.js";
