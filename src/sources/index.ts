@@ -21,7 +21,7 @@ export {
   SourceNotStartedError,
 } from "./core/errors.js";
 export { streamRunSettings, streamSourceKind, defaultCheckpoint, type StreamRunSettings } from "./stream/run-settings.js";
-export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/offset-source.js";
+export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/source.js";
 export {
   WatermarkChunkSource,
   WatermarkOrderError,

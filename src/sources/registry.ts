@@ -10,7 +10,7 @@ import { fileSourceFactory } from "./file/connector.js";
 import { httpSourceFactory } from "./http/source.js";
 import { kafkaSourceFactory } from "./kafka/connector.js";
 import { duckdbLakeSourceFactory, lakeSourceFactory } from "./lake/connector.js";
-import { KafkaOffsetSource } from "./kafka/offset-source.js";
+import { KafkaOffsetSource } from "./kafka/source.js";
 import { pubsubSourceFactory } from "./pubsub/connector.js";
 import { servicebusSourceFactory } from "./servicebus/connector.js";
 import { sqsSourceFactory } from "./sqs/connector.js";

@@ -11,7 +11,7 @@ import { errorText } from "../../src/sources/core/queue.js";
 import type { AckSource } from "../../src/sources/core/types.js";
 import { EventGridConnector } from "../../src/sources/eventgrid/connector.js";
 import { KafkaConsumerError } from "../../src/sources/kafka/errors.js";
-import { KafkaOffsetSource } from "../../src/sources/kafka/offset-source.js";
+import { KafkaOffsetSource } from "../../src/sources/kafka/source.js";
 import { ServiceBusConnector } from "../../src/sources/servicebus/connector.js";
 import { SQSConnector } from "../../src/sources/sqs/connector.js";
 import { FakeServiceBusEntity } from "./servicebus-fake.js";
