@@ -38,7 +38,8 @@ export { SSEParser } from "./sse/parser.js";
 export { WebSocketConnector, websocketSpec, type WebSocketOptions, type WebSocketMessage, type WebSocketStats, type OverflowPolicy } from "./websocket/connector.js";
 export { DEFAULT_RETRY, type RetryPolicy, type RetryInfo } from "./core/backoff.js";
 export { ConnectorHttpError, ConnectorGaveUpError, BufferOverflowError, SSEProtocolError } from "./core/errors.js";
-export { SSEOffsetSource, sseSourceFactory, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
+export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/source.js";
+export { sseSourceFactory } from "./sse/connector.js";
 export { WebSocketSource, websocketSourceFactory, type WebSocketSourceOptions } from "./websocket/source.js";
 export {
   WebhookSource,

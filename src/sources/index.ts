@@ -6,7 +6,7 @@ export * from "./core/types.js";
 export { IterableSource, NotReplayableError, connectorSource } from "./iterable/source.js";
 export type { IterableCursor, IterableSourceOptions } from "./iterable/source.js";
 export { CursorFnSource, type CursorFn, type CursorFnSourceOptions, type ResumableIterable } from "./iterable/cursor-fn-source.js";
-export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
+export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/source.js";
 export { FileSource, type FileCursor, type FileSourceOptions } from "./file/source.js";
 export { FileReplacedError } from "./file/errors.js";
 export {

@@ -14,7 +14,7 @@ import { KafkaOffsetSource } from "./kafka/source.js";
 import { pubsubSourceFactory } from "./pubsub/connector.js";
 import { servicebusSourceFactory } from "./servicebus/connector.js";
 import { sqsSourceFactory } from "./sqs/connector.js";
-import { sseSourceFactory } from "./sse/offset-source.js";
+import { sseSourceFactory } from "./sse/connector.js";
 import { postgresSourceFactory } from "./watermark/connector.js";
 import { streamSourceFactory } from "./stream/factory.js";
 import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
