@@ -10,7 +10,8 @@ export { fileSourceFactory } from "./file/connector.js";
 export { postgresSourceFactory } from "./watermark/connector.js";
 export { postgresSpec } from "./watermark/spec.js";
 // A JSON document polled over HTTP (conditional GET); cursor = ETag / Last-Modified and a record watermark.
-export { HttpPollSource, HttpResponseError, httpSourceFactory, type HttpCursor } from "./http/source.js";
+export { HttpPollSource, HttpResponseError, type HttpCursor } from "./http/source.js";
+export { httpSourceFactory } from "./http/connector.js";
 export { httpSpec, type HttpPollOptions, type HttpClock } from "./http/spec.js";
 // A lake table another stream writes (bronze → silver); cursor = the last row sequence number read.
 export { LakeTableSource, type LakeSourceOptions, type LakeCursor } from "./lake/source.js";

@@ -7,7 +7,7 @@ import type { ComponentSpec } from "./core/spec.js";
 import type { Source } from "./core/types.js";
 import { eventgridSourceFactory } from "./eventgrid/connector.js";
 import { fileSourceFactory } from "./file/connector.js";
-import { httpSourceFactory } from "./http/source.js";
+import { httpSourceFactory } from "./http/connector.js";
 import { kafkaSourceFactory } from "./kafka/connector.js";
 import { duckdbLakeSourceFactory, lakeSourceFactory } from "./lake/connector.js";
 import { KafkaOffsetSource } from "./kafka/source.js";
