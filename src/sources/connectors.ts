@@ -36,7 +36,7 @@ export {
 // Push transports: SSE (cursor = last event id), WebSocket (no cursor), webhook / Event Grid push (acked).
 export { SSEConnector, SSEClient, sseSpec, type SSEOptions, type SSEMessage, type SSEStats, type SSEEvent } from "./sse/client.js";
 export { SSEParser } from "./sse/parser.js";
-export { WebSocketConnector, websocketSpec, type WebSocketOptions, type WebSocketMessage, type WebSocketStats, type OverflowPolicy } from "./websocket/connector.js";
+export { WebSocketConnector, websocketSpec, type WebSocketOptions, type WebSocketMessage, type WebSocketStats, type OverflowPolicy } from "./websocket/client.js";
 export { DEFAULT_RETRY, type RetryPolicy, type RetryInfo } from "./core/backoff.js";
 export { ConnectorHttpError, ConnectorGaveUpError, BufferOverflowError, SSEProtocolError } from "./core/errors.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/source.js";

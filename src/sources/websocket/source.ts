@@ -3,7 +3,7 @@ import { eventJsonDecoder } from "../core/common.js";
 import { DECODE_OPTIONS, codeOptions, decoderFrom, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 import { redactUrl } from "../core/errors.js";
 import type { SourceFactory } from "../core/registry.js";
-import { WEBSOCKET_CONNECTOR_OPTIONS, WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./connector.js";
+import { WEBSOCKET_CONNECTOR_OPTIONS, WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./client.js";
 import { websocketSpec, type WebSocketOptions } from "./spec.js";
 import type { OptionsInput } from "../core/spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
