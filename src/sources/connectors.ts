@@ -41,7 +41,8 @@ export { DEFAULT_RETRY, type RetryPolicy, type RetryInfo } from "./core/backoff.
 export { ConnectorHttpError, ConnectorGaveUpError, BufferOverflowError, SSEProtocolError } from "./core/errors.js";
 export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/source.js";
 export { sseSourceFactory } from "./sse/connector.js";
-export { WebSocketSource, websocketSourceFactory, type WebSocketSourceOptions } from "./websocket/source.js";
+export { WebSocketSource, type WebSocketSourceOptions } from "./websocket/source.js";
+export { websocketSourceFactory } from "./websocket/connector.js";
 export {
   WebhookSource,
   webhookSpec,

@@ -18,7 +18,7 @@ import { sseSourceFactory } from "./sse/connector.js";
 import { postgresSourceFactory } from "./watermark/connector.js";
 import { streamSourceFactory } from "./stream/factory.js";
 import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
-import { websocketSourceFactory } from "./websocket/source.js";
+import { websocketSourceFactory } from "./websocket/connector.js";
 
 export const BUILTIN_SOURCES: readonly SourceFactory[] = [
   fileSourceFactory,
