@@ -43,15 +43,8 @@ export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/source.js";
 export { sseSourceFactory } from "./sse/connector.js";
 export { WebSocketSource, type WebSocketSourceOptions } from "./websocket/source.js";
 export { websocketSourceFactory } from "./websocket/connector.js";
-export {
-  WebhookSource,
-  webhookSpec,
-  webhookSourceFactory,
-  eventGridPushSourceFactory,
-  type WebhookOptions,
-  type WebhookAckToken,
-  type WebhookStats,
-} from "./webhook/source.js";
+export { WebhookSource, webhookSpec, type WebhookOptions, type WebhookAckToken, type WebhookStats } from "./webhook/source.js";
+export { webhookSourceFactory, eventGridPushSourceFactory } from "./webhook/connector.js";
 
 // Queues (ack sources: acknowledged only after the batch commits, I8).
 export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs/connector.js";

@@ -17,7 +17,7 @@ import { sqsSourceFactory } from "./sqs/connector.js";
 import { sseSourceFactory } from "./sse/connector.js";
 import { postgresSourceFactory } from "./watermark/connector.js";
 import { streamSourceFactory } from "./stream/factory.js";
-import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
+import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/connector.js";
 import { websocketSourceFactory } from "./websocket/connector.js";
 
 export const BUILTIN_SOURCES: readonly SourceFactory[] = [
