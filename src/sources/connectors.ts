@@ -47,11 +47,19 @@ export { WebhookSource, webhookSpec, type WebhookOptions, type WebhookAckToken, 
 export { webhookSourceFactory, eventGridPushSourceFactory } from "./webhook/connector.js";
 
 // Queues (ack sources: acknowledged only after the batch commits, I8).
-export { SQSConnector, sqsSpec, sqsSourceFactory, type SQSConnectorOptions, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs/connector.js";
+export { SQSConnector, type SQSAckToken, type SQSPosition, type SQSMessageMeta } from "./sqs/source.js";
+export { sqsSpec, type SQSConnectorOptions } from "./sqs/spec.js";
+export { sqsSourceFactory } from "./sqs/connector.js";
 export { LeaseKeeper, QueueAckError, QueueReceiveError, decodeBody, type Lease } from "./core/queue.js";
-export { PubSubConnector, pubsubSpec, pubsubSourceFactory, type PubSubConnectorOptions, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub/connector.js";
-export { ServiceBusConnector, servicebusSpec, servicebusSourceFactory, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus/connector.js";
-export { EventGridConnector, eventgridSpec, eventgridSourceFactory, type EventGridConnectorOptions, type EventGridAckToken, type EventGridEventMeta } from "./eventgrid/connector.js";
+export { PubSubConnector, type PubSubAckToken, type PubSubMessageMeta } from "./pubsub/source.js";
+export { pubsubSpec, type PubSubConnectorOptions } from "./pubsub/spec.js";
+export { pubsubSourceFactory } from "./pubsub/connector.js";
+export { ServiceBusConnector, type ServiceBusAckToken, type ServiceBusMessageMeta, type ServiceBusReceiverLike } from "./servicebus/source.js";
+export { servicebusSpec, DEFAULT_DEAD_LETTER_REASON, type ServiceBusConnectorOptions } from "./servicebus/spec.js";
+export { servicebusSourceFactory } from "./servicebus/connector.js";
+export { EventGridConnector, type EventGridAckToken, type EventGridEventMeta } from "./eventgrid/source.js";
+export { eventgridSpec, type EventGridConnectorOptions } from "./eventgrid/spec.js";
+export { eventgridSourceFactory } from "./eventgrid/connector.js";
 export { SchemaRegistryError, DECODER_NAMES, type DecoderName, type Deserialize, type PayloadDecoder } from "./core/decoders/index.js";
 
 // The Python package's connector names, argument order, option names and defaults (docs/connectors.md#migrating-from-the-python-connectors).
