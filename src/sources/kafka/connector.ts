@@ -1,7 +1,8 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError } from "../../errors.js";
-import { KafkaOffsetSource, kafkaSpec, type KafkaSourceOptions } from "./source.js";
+import { KafkaOffsetSource } from "./source.js";
 import { optionsFromJson } from "./options.js";
+import { kafkaSpec, type KafkaSourceOptions } from "./spec.js";
 import type { SourceRecord, StreamConnector } from "../core/types.js";
 import type { SourceFactory } from "../core/registry.js";
 
