@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { StreamSink } from "../src/sink/index.js";
-import { FileSource } from "../src/sources/file/file-source.js";
+import { FileSource } from "../src/sources/file/source.js";
 import { StreamClient } from "../src/temporal/client.js";
 import type { StreamWorkflowResult } from "../workflows/types.js";
 import { createLakeLogicWorker } from "../src/temporal/worker.js";

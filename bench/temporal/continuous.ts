@@ -13,7 +13,7 @@ import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { StreamSink } from "../../src/sink/index.js";
-import { SSEOffsetSource } from "../../src/sources/sse/offset-source.js";
+import { SSEOffsetSource } from "../../src/sources/sse/source.js";
 import { StreamClient } from "../../src/temporal/client.js";
 import { createLakeLogicWorker } from "../../src/temporal/worker.js";
 import type { WorkflowHandle } from "@temporalio/client";

@@ -42,7 +42,7 @@ export const STREAMING_SOURCE_TYPES: ReadonlyMap<string, string> = new Map([
   ["eventgrid", "eventgrid"],
   ["azureeventgrid", "eventgrid"],
   ["webhook", "webhook"],
-  // Event Grid push delivery is a webhook (sources/webhook/source.ts declares it as eventgrid-push).
+  // Event Grid push delivery is a webhook (sources/webhook/spec.ts declares it as eventgrid-push).
   ["eventgridpush", "webhook"],
   ["webhooks", "webhook"],
   ["eventhubs", "eventhubs"],

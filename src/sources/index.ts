@@ -1,13 +1,13 @@
 import { ConfigError } from "../errors.js";
-import { IterableSource, connectorSource } from "./iterable/iterable-source.js";
+import { IterableSource, connectorSource } from "./iterable/source.js";
 import type { AckSource, CursorSource, Source, StreamConnector } from "./core/types.js";
 
 export * from "./core/types.js";
-export { IterableSource, NotReplayableError, connectorSource } from "./iterable/iterable-source.js";
-export type { IterableCursor, IterableSourceOptions } from "./iterable/iterable-source.js";
+export { IterableSource, NotReplayableError, connectorSource } from "./iterable/source.js";
+export type { IterableCursor, IterableSourceOptions } from "./iterable/source.js";
 export { CursorFnSource, type CursorFn, type CursorFnSourceOptions, type ResumableIterable } from "./iterable/cursor-fn-source.js";
-export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/offset-source.js";
-export { FileSource, type FileCursor, type FileSourceOptions } from "./file/file-source.js";
+export { SSEOffsetSource, type SSEOffsetSourceOptions } from "./sse/source.js";
+export { FileSource, type FileCursor, type FileSourceOptions } from "./file/source.js";
 export { FileReplacedError } from "./file/errors.js";
 export {
   ConnectorClosedError,
@@ -21,7 +21,7 @@ export {
   SourceNotStartedError,
 } from "./core/errors.js";
 export { streamRunSettings, streamSourceKind, defaultCheckpoint, type StreamRunSettings } from "./stream/run-settings.js";
-export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/offset-source.js";
+export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/source.js";
 export {
   WatermarkChunkSource,
   WatermarkOrderError,
@@ -34,7 +34,7 @@ export {
   type WatermarkChunkSourceOptions,
   type WatermarkValueOptions,
   type WatermarkPositionOptions,
-} from "./watermark/chunk-source.js";
+} from "./watermark/source.js";
 export {
   postgresChunkFetcher,
   postgresWatermarkSource,

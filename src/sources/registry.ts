@@ -6,19 +6,19 @@ import { SourceRegistry, type SourceFactory } from "./core/registry.js";
 import type { ComponentSpec } from "./core/spec.js";
 import type { Source } from "./core/types.js";
 import { eventgridSourceFactory } from "./eventgrid/connector.js";
-import { fileSourceFactory } from "./file/factory.js";
-import { httpSourceFactory } from "./http/source.js";
+import { fileSourceFactory } from "./file/connector.js";
+import { httpSourceFactory } from "./http/connector.js";
 import { kafkaSourceFactory } from "./kafka/connector.js";
-import { duckdbLakeSourceFactory, lakeSourceFactory } from "./lake/factory.js";
-import { KafkaOffsetSource } from "./kafka/offset-source.js";
+import { duckdbLakeSourceFactory, lakeSourceFactory } from "./lake/connector.js";
+import { KafkaOffsetSource } from "./kafka/source.js";
 import { pubsubSourceFactory } from "./pubsub/connector.js";
 import { servicebusSourceFactory } from "./servicebus/connector.js";
 import { sqsSourceFactory } from "./sqs/connector.js";
-import { sseSourceFactory } from "./sse/offset-source.js";
-import { postgresSourceFactory } from "./watermark/factory.js";
+import { sseSourceFactory } from "./sse/connector.js";
+import { postgresSourceFactory } from "./watermark/connector.js";
 import { streamSourceFactory } from "./stream/factory.js";
-import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/source.js";
-import { websocketSourceFactory } from "./websocket/source.js";
+import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/connector.js";
+import { websocketSourceFactory } from "./websocket/connector.js";
 
 export const BUILTIN_SOURCES: readonly SourceFactory[] = [
   fileSourceFactory,

@@ -8,7 +8,7 @@
 import { EventGridSenderClient, AzureKeyCredential, type CloudEvent } from "@azure/eventgrid-namespaces";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { EventGridConnector, decodeEventData, type EventGridEventMeta } from "../../src/sources/eventgrid/connector.js";
+import { EventGridConnector, decodeEventData, type EventGridEventMeta } from "../../src/sources/eventgrid/source.js";
 import { createSource } from "../../src/sources/registry.js";
 import { StreamSink, StreamRunError } from "../../src/sink/index.js";
 import { EventGridFakeServer } from "./eventgrid-server.js";

@@ -14,7 +14,7 @@ const hook = `export async function resolve(specifier, context, next) {
 }`;
 register(`data:text/javascript,${encodeURIComponent(hook)}`);
 
-const { KafkaOffsetSource } = await import("../../src/sources/kafka/offset-source.js");
+const { KafkaOffsetSource } = await import("../../src/sources/kafka/source.js");
 const source = new KafkaOffsetSource("orders", { brokers: "127.0.0.1:1", groupId: "g" });
 try {
   await source.endCursor();

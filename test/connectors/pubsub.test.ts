@@ -6,7 +6,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { PubSubConnector, pubsubSpec, type PubSubMessageMeta } from "../../src/sources/pubsub/connector.js";
+import { PubSubConnector, type PubSubMessageMeta } from "../../src/sources/pubsub/source.js";
+import { pubsubSpec } from "../../src/sources/pubsub/spec.js";
 import { createSource } from "../../src/sources/registry.js";
 import { StreamSink, StreamRunError, type BatchReport } from "../../src/sink/index.js";
 import { startPubSub } from "../support/pubsub.js";

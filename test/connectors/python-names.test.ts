@@ -21,10 +21,10 @@ import {
   WebhookConnector,
   optionsFromPython,
 } from "../../src/sources/python-names.js";
-import { EventGridConnector } from "../../src/sources/eventgrid/connector.js";
-import { PubSubConnector } from "../../src/sources/pubsub/connector.js";
-import { SQSConnector } from "../../src/sources/sqs/connector.js";
-import { ServiceBusConnector } from "../../src/sources/servicebus/connector.js";
+import { EventGridConnector } from "../../src/sources/eventgrid/source.js";
+import { PubSubConnector } from "../../src/sources/pubsub/source.js";
+import { SQSConnector } from "../../src/sources/sqs/source.js";
+import { ServiceBusConnector } from "../../src/sources/servicebus/source.js";
 
 /** The options a connector resolved (defaults applied): what the Python name must have changed. */
 function resolved(connector: object): Record<string, unknown> {

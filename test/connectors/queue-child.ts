@@ -8,8 +8,8 @@
  * env:  AWS_* (SQS, default chain) or PUBSUB_EMULATOR_HOST + PUBSUB_PROJECT (Pub/Sub)
  */
 import { fileURLToPath } from "node:url";
-import { PubSubConnector } from "../../src/sources/pubsub/connector.js";
-import { SQSConnector } from "../../src/sources/sqs/connector.js";
+import { PubSubConnector } from "../../src/sources/pubsub/source.js";
+import { SQSConnector } from "../../src/sources/sqs/source.js";
 import { createEngine } from "../../src/engine/index.js";
 import type { Engine } from "../../src/engine/types.js";
 import { StreamSink } from "../../src/sink/index.js";

@@ -9,11 +9,11 @@ import { describe, expect, it } from "vitest";
 import { checkUrl } from "../../src/sources/core/common.js";
 import { errorText } from "../../src/sources/core/queue.js";
 import type { AckSource } from "../../src/sources/core/types.js";
-import { EventGridConnector } from "../../src/sources/eventgrid/connector.js";
+import { EventGridConnector } from "../../src/sources/eventgrid/source.js";
 import { KafkaConsumerError } from "../../src/sources/kafka/errors.js";
-import { KafkaOffsetSource } from "../../src/sources/kafka/offset-source.js";
-import { ServiceBusConnector } from "../../src/sources/servicebus/connector.js";
-import { SQSConnector } from "../../src/sources/sqs/connector.js";
+import { KafkaOffsetSource } from "../../src/sources/kafka/source.js";
+import { ServiceBusConnector } from "../../src/sources/servicebus/source.js";
+import { SQSConnector } from "../../src/sources/sqs/source.js";
 import { FakeServiceBusEntity } from "./servicebus-fake.js";
 
 process.env.AWS_ACCESS_KEY_ID ??= "test";

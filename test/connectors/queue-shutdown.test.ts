@@ -9,7 +9,7 @@
 import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
-import { SQSConnector } from "../../src/sources/sqs/connector.js";
+import { SQSConnector } from "../../src/sources/sqs/source.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { startSqs } from "../support/sqs.js";
 import { requireService } from "../support/services.js";

@@ -8,7 +8,7 @@ import type { RetryInfo } from "../../src/sources/core/backoff.js";
 import { ConnectorHttpError } from "../../src/sources/core/errors.js";
 import type { CursorSource, Source } from "../../src/sources/core/types.js";
 import { SSEConnector } from "../../src/sources/sse/client.js";
-import { WebSocketConnector } from "../../src/sources/websocket/connector.js";
+import { WebSocketConnector } from "../../src/sources/websocket/client.js";
 
 const SECRETS = /hunter2|s3cr3t|YWRtaW46aHVudGVyMg/;
 const FAST = { initialDelayMs: 1, maxDelayMs: 2, jitter: 0 };

@@ -8,12 +8,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
 import { createSource } from "../../src/sources/registry.js";
-import {
-  DEFAULT_DEAD_LETTER_REASON,
-  ServiceBusConnector,
-  decodeServiceBusBody,
-  type ServiceBusMessageMeta,
-} from "../../src/sources/servicebus/connector.js";
+import { ServiceBusConnector, decodeServiceBusBody, type ServiceBusMessageMeta } from "../../src/sources/servicebus/source.js";
+import { DEFAULT_DEAD_LETTER_REASON } from "../../src/sources/servicebus/spec.js";
 import { ConfigError } from "../../src/errors.js";
 import { StreamSink, StreamRunError } from "../../src/sink/index.js";
 import { FakeServiceBusEntity, type FakeMessageInput } from "./servicebus-fake.js";

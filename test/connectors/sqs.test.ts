@@ -7,7 +7,8 @@ import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from "@aws
 import { afterAll, describe, expect, it } from "vitest";
 import { orderEvent } from "../../examples/orders.js";
 import { createSource } from "../../src/sources/registry.js";
-import { SQSConnector, sqsSpec, type SQSMessageMeta } from "../../src/sources/sqs/connector.js";
+import { SQSConnector, type SQSMessageMeta } from "../../src/sources/sqs/source.js";
+import { sqsSpec } from "../../src/sources/sqs/spec.js";
 import { ConfigError } from "../../src/errors.js";
 import { StreamSink, StreamRunError, type BatchReport } from "../../src/sink/index.js";
 import { startSqs } from "../support/sqs.js";

@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { StreamSink } from "../../src/sink/index.js";
-import { SSEOffsetSource } from "../../src/sources/sse/offset-source.js";
+import { SSEOffsetSource } from "../../src/sources/sse/source.js";
 
 const [url, lakeDir, checkpointFile] = process.argv.slice(2);
 if (!url || !lakeDir || !checkpointFile) {

@@ -12,7 +12,7 @@ import { SSEConnector, type SSEMessage } from "../../src/sources/sse/client.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink, type BatchReport } from "../../src/sink/index.js";
-import { SSEOffsetSource } from "../../src/sources/sse/offset-source.js";
+import { SSEOffsetSource } from "../../src/sources/sse/source.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 import { ScriptedSSEServer, type ConnectionPlan, type LogEvent } from "./sse-server.js";
 

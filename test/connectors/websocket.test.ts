@@ -10,7 +10,7 @@ import { isBadOrder, orderEvent } from "../../examples/orders.js";
 import { createSource } from "../../src/sources/connectors.js";
 import type { RetryInfo } from "../../src/sources/core/backoff.js";
 import { BufferOverflowError, ConnectorHttpError } from "../../src/sources/core/errors.js";
-import { WS_IDLE, WebSocketConnector, type WebSocketMessage } from "../../src/sources/websocket/connector.js";
+import { WS_IDLE, WebSocketConnector, type WebSocketMessage } from "../../src/sources/websocket/client.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";

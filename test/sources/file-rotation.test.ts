@@ -12,7 +12,7 @@ import { orderEvent } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
-import { FileSource, type FileCursor } from "../../src/sources/file/file-source.js";
+import { FileSource, type FileCursor } from "../../src/sources/file/source.js";
 import { FileReplacedError } from "../../src/sources/file/errors.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 

@@ -8,8 +8,8 @@ import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { createSource } from "../../src/sources/registry.js";
-import "../../src/sources/file/factory.js";
-import { FileSource, type FileCursor } from "../../src/sources/file/file-source.js";
+import "../../src/sources/file/connector.js";
+import { FileSource, type FileCursor } from "../../src/sources/file/source.js";
 import type { BufferedRecordIterator, SourceRecord } from "../../src/sources/core/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ll-file-"));

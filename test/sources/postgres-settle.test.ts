@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.js";
 import type { ReadOptions, RunMode } from "../../src/sources/core/types.js";
-import type { WatermarkChunkSource } from "../../src/sources/watermark/chunk-source.js";
+import type { WatermarkChunkSource } from "../../src/sources/watermark/source.js";
 import { postgresWatermarkSource, type PostgresWatermarkSourceOptions, type SqlQueryable } from "../../src/sources/watermark/postgres.js";
 import { startPostgres } from "../support/postgres.js";
 import { requireService } from "../support/services.js";

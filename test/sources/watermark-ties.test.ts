@@ -3,7 +3,7 @@ import {
   WatermarkChunkSource,
   WatermarkOrderError,
   type FetchChunk,
-} from "../../src/sources/watermark/chunk-source.js";
+} from "../../src/sources/watermark/source.js";
 
 // The spec's call — `WatermarkChunkSource(fetch_chunk, watermark_field="id", chunk_size=1000)` —
 // names neither a tie-breaker nor uniqueWatermark. That default pages on the watermark alone and

@@ -13,7 +13,7 @@ import {
   type WatermarkPositionOptions,
   type WatermarkPosition,
   type WatermarkValue,
-} from "../../src/sources/watermark/chunk-source.js";
+} from "../../src/sources/watermark/source.js";
 import { startPostgres } from "../support/postgres.js";
 import { requireService } from "../support/services.js";
 

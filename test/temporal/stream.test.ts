@@ -8,7 +8,7 @@ import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
-import { FileSource } from "../../src/sources/file/file-source.js";
+import { FileSource } from "../../src/sources/file/source.js";
 import { StreamAlreadyRunningError, StreamClient, StreamFailedError } from "../../src/temporal/client.js";
 import { main } from "../../src/cli/main.js";
 import { createLakeLogicWorker, type LakeLogicWorker } from "../../src/temporal/worker.js";

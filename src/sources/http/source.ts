@@ -7,11 +7,10 @@ import { backoffDelay, parseRetryAfter, resolveRetry, warnRetry, type ResolvedRe
 import { checkUrl } from "../core/common.js";
 import { jsonText, parseJsonRecord } from "../../util/exact-json.js";
 import { ConnectorGaveUpError, ConnectorHttpError, ConnectorNetworkError, CursorMismatchError, redactUrl } from "../core/errors.js";
-import type { SourceFactory } from "../core/registry.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 import { compareMarks, recordsOf, type PolledRecord, type Watermark } from "./records.js";
-import { HTTP_DEFAULTS, httpSpec, type HttpClock, type HttpPollOptions } from "./spec.js";
+import { HTTP_DEFAULTS, type HttpClock, type HttpPollOptions } from "./spec.js";
 
 /** The committed position of an HTTP poll: validators of the last response handled, and the watermark. */
 export interface HttpCursor {
@@ -231,12 +230,3 @@ async function readBody(res: Response, limit: number): Promise<{ text: string; o
   }
   return { text: new TextDecoder().decode(Buffer.concat(chunks)), over: false };
 }
-
-/** `{ "type": "http", "url": "https://…", "recordsPath": "features", "watermark": "properties.updated" }` */
-export const httpSourceFactory: SourceFactory<typeof httpSpec> = {
-  spec: httpSpec,
-  create(o) {
-    const { url, headers, retry, ...rest } = o;
-    return new HttpPollSource(url, { ...rest, headers: headers as Record<string, string> | undefined, ...(retry !== undefined ? { retry } : {}) });
-  },
-};

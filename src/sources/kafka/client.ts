@@ -5,7 +5,8 @@ import { defaultLogger } from "../../observe/logger.js";
 import { settledWithin, sleep } from "../../util/wait.js";
 import { requirePeer } from "../core/spec.js";
 import { causeOf, messageOf } from "./errors.js";
-import type { KafkaLogLevel, ResolvedKafkaOptions } from "./options.js";
+import type { ResolvedKafkaOptions } from "./options.js";
+import type { KafkaLogLevel } from "./spec.js";
 import { KafkaConnectError, KafkaTopicError } from "./errors.js";
 import { ClientSockets, FORCED_CLOSE } from "./sockets.js";
 

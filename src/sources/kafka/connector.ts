@@ -1,12 +1,13 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError } from "../../errors.js";
-import { KafkaOffsetSource, kafkaSpec, type KafkaSourceOptions } from "./offset-source.js";
+import { KafkaOffsetSource } from "./source.js";
 import { optionsFromJson } from "./options.js";
+import { kafkaSpec, type KafkaSourceOptions } from "./spec.js";
 import type { SourceRecord, StreamConnector } from "../core/types.js";
 import type { SourceFactory } from "../core/registry.js";
 
-export { KafkaOffsetSource, kafkaSpec, type KafkaCursor, type KafkaSourceOptions } from "./offset-source.js";
-export type { KafkaPosition, KafkaSasl, KafkaLogLevel } from "./offset-source.js";
+export { KafkaOffsetSource, kafkaSpec, type KafkaCursor, type KafkaSourceOptions } from "./source.js";
+export type { KafkaPosition, KafkaSasl, KafkaLogLevel } from "./source.js";
 
 export interface KafkaConnectorOptions extends KafkaSourceOptions {
   topic: string;

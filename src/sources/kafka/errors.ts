@@ -1,6 +1,6 @@
 import { LakeLogicError, NonRetriableError } from "../../errors.js";
 import { errorText, safeCause } from "../../util/redact.js";
-import type { KafkaSasl } from "./options.js";
+import type { KafkaSasl } from "./spec.js";
 
 /** The brokers cannot be reached, or the group's consumer cannot start; worth retrying. */
 export class KafkaConnectError extends LakeLogicError {

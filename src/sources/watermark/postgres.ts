@@ -10,7 +10,7 @@ import {
   type FetchMaxByPosition,
   type WatermarkPositionOptions,
   type WatermarkPosition,
-} from "./chunk-source.js";
+} from "./source.js";
 
 export type { SqlQueryable } from "./client.js";
 export type { SettleMode } from "./settle.js";

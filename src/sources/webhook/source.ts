@@ -1,6 +1,5 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { SourceFactory } from "../core/registry.js";
 import { ConfigError } from "../../errors.js";
 import type { AckSource, ReceivedRecord, RunMode, SourceLag } from "../core/types.js";
 import { DeliveryQueue, type WebhookAckToken } from "./deliveries.js";
@@ -224,21 +223,3 @@ export class WebhookSource implements AckSource<WebhookAckToken> {
     });
   }
 }
-
-/** `{ "type": "webhook", "port": 8080, ... }` */
-export const webhookSourceFactory: SourceFactory<typeof webhookSpec> = {
-  spec: webhookSpec,
-  create: (o) => new WebhookSource(o),
-};
-
-const eventGridPushSpec = {
-  ...webhookSpec,
-  type: "eventgrid-push",
-  summary: `Alias of \`webhook\` for Azure Event Grid push delivery. ${webhookSpec.summary}`,
-} as const;
-
-/** `{ "type": "eventgrid-push", ... }`: the same endpoint, named for Event Grid push delivery. */
-export const eventGridPushSourceFactory: SourceFactory<typeof eventGridPushSpec> = {
-  spec: eventGridPushSpec,
-  create: (o) => new WebhookSource(o),
-};

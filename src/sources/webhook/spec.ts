@@ -76,3 +76,10 @@ export type WebhookOptions = OptionsInput<typeof webhookSpec>;
 
 /** The options with every default filled in. */
 export type ResolvedWebhookOptions = OptionsOf<typeof webhookSpec>;
+
+/** `eventgrid-push`: the webhook source under the name of Azure Event Grid push delivery. */
+export const eventGridPushSpec = {
+  ...webhookSpec,
+  type: "eventgrid-push",
+  summary: `Alias of \`webhook\` for Azure Event Grid push delivery. ${webhookSpec.summary}`,
+} as const;

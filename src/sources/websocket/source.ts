@@ -1,9 +1,8 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { eventJsonDecoder } from "../core/common.js";
-import { DECODE_OPTIONS, codeOptions, decoderFrom, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
+import { DECODE_OPTIONS, decoderFrom, rawPayload, type Deserialize, type PayloadDecoder } from "../core/decoders/index.js";
 import { redactUrl } from "../core/errors.js";
-import type { SourceFactory } from "../core/registry.js";
-import { WEBSOCKET_CONNECTOR_OPTIONS, WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./connector.js";
+import { WEBSOCKET_CONNECTOR_OPTIONS, WS_END, WS_IDLE, WebSocketConnector, type WebSocketStats } from "./client.js";
 import { websocketSpec, type WebSocketOptions } from "./spec.js";
 import type { OptionsInput } from "../core/spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
@@ -80,18 +79,3 @@ export class WebSocketSource implements CursorSource {
 
 const MESSAGE = { name: "message", missing: "empty message" };
 const BINARY_MESSAGE = { name: "binary message", missing: "empty message" };
-
-/** `{ "type": "websocket", "url": "wss://...", "subscribeMessage": {...} }` */
-export const websocketSourceFactory: SourceFactory<typeof websocketSpec> = {
-  spec: websocketSpec,
-  create(o) {
-    const { url, headers, subscribeMessages, ...rest } = o;
-    return new WebSocketSource(url, codeOptions({
-      ...rest,
-      // A JSON `headers` object goes to the handshake as it is, which sends each value as text.
-      headers: headers as Record<string, string> | undefined,
-      // websocketSpec.check accepts only a list here.
-      subscribeMessages: Array.isArray(subscribeMessages) ? subscribeMessages : undefined,
-    }));
-  },
-};

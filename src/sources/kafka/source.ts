@@ -7,14 +7,15 @@ import { KafkaClients } from "./client.js";
 import { PartitionOffsets, cursorProgress, decodeCursor, encodeCursor, type KafkaCursor } from "./cursor.js";
 import { causeOf, messageOf } from "./errors.js";
 import { GroupCommits } from "./group-commit.js";
-import { resolveOptions, type KafkaSourceOptions, type ResolvedKafkaOptions } from "./options.js";
+import { resolveOptions, type ResolvedKafkaOptions } from "./options.js";
+import type { KafkaSourceOptions } from "./spec.js";
 import { ReadBuffer } from "./read-buffer.js";
 import { Membership } from "./rebalance.js";
 import { prepareValues, sliceBatch } from "./record.js";
 import { SourceBusyError } from "../core/errors.js";
 import { KafkaConnectError } from "./errors.js";
 
-export { kafkaSpec, type KafkaSourceOptions, type KafkaSasl, type KafkaLogLevel } from "./options.js";
+export { kafkaSpec, type KafkaSourceOptions, type KafkaSasl, type KafkaLogLevel } from "./spec.js";
 export { KafkaConnectError, KafkaConsumerError, KafkaTopicError } from "./errors.js";
 export type { KafkaCursor } from "./cursor.js";
 export type { KafkaPosition } from "./record.js";

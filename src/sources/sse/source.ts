@@ -1,9 +1,8 @@
 import type { Cursor } from "../../checkpoint/types.js";
 import { redactUrl } from "../core/errors.js";
-import type { SourceFactory } from "../core/registry.js";
 import { SSEClient, type SSEStats } from "./client.js";
 import { eventJsonDecoder } from "../core/common.js";
-import { codeOptions, decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
+import { decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
 import { sseSpec, type SSEOptions } from "./spec.js";
 import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
 import { CursorMismatchError } from "../core/errors.js";
@@ -96,13 +95,3 @@ export class SSEOffsetSource implements CursorSource {
 }
 
 const EVENT_DATA = { name: "event data", missing: "event has no data" };
-
-/** `{ "type": "sse", "url": "...", ... }` */
-export const sseSourceFactory: SourceFactory<typeof sseSpec> = {
-  spec: sseSpec,
-  create(o) {
-    const { url, headers, ...rest } = o;
-    // A JSON `headers` object goes to fetch as it is, which sends each value as text.
-    return new SSEOffsetSource(url, codeOptions({ ...rest, headers: headers as Record<string, string> | undefined }));
-  },
-};

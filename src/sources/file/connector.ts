@@ -1,4 +1,4 @@
-import { FileSource } from "./file-source.js";
+import { FileSource } from "./source.js";
 import type { SourceFactory } from "../core/registry.js";
 import { fileSpec } from "./spec.js";
 import { codeOptions } from "../core/decoders/index.js";

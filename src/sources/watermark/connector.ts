@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { SourceFactory } from "../core/registry.js";
 import { requirePeer, type OptionsOf } from "../core/spec.js";
-import type { WatermarkChunkSource } from "./chunk-source.js";
+import type { WatermarkChunkSource } from "./source.js";
 import { postgresWatermarkSource, type SqlQueryable } from "./postgres.js";
 import { subqueryOf } from "./query-text.js";
 import { postgresSpec } from "./spec.js";
