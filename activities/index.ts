@@ -37,8 +37,8 @@ export function createSharedActivities(runtime: BatchRuntime, workerQueue: strin
     async getWorkerQueue(): Promise<string> {
       return workerQueue;
     },
-    async openStream(spec) {
-      return activity(() => runtime.openStream(spec));
+    async openStream(spec, committedBatchId) {
+      return activity(() => runtime.openStream(spec, committedBatchId));
     },
   };
 }

@@ -306,7 +306,8 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       if (!workerLost(err)) throw err;
       queue = undefined;
       fetches.workerLost();
-      carry = resync(carry, await shared.openStream(spec));
+      // Never back to a worker's own empty store: the activity fails if it is behind the carry.
+      carry = resync(carry, await shared.openStream(spec, carry.batchId));
       continue; // the same trigger, fetched again from the store's position
     }
     if (trigger && !control.stopRequested && !reachedMaxBatches(input, carry)) await nextTrigger(trigger, control);

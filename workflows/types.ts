@@ -224,7 +224,11 @@ export interface WriteBatchesResult {
 export interface SharedActivities {
   /** This worker's own task queue (run as a local activity: it names the worker executing the workflow task). */
   getWorkerQueue(): Promise<string>;
-  openStream(spec: StreamSpec): Promise<OpenStreamResult>;
+  /**
+   * Where the stream stands, from the checkpoint store. `committedBatchId`: the batch the
+   * workflow already committed (after a lost worker); a store behind it fails (LakeNotSharedError).
+   */
+  openStream(spec: StreamSpec, committedBatchId?: number): Promise<OpenStreamResult>;
 }
 
 /** Activities that handle one batch, all on the worker whose spool holds it. */
@@ -241,7 +245,7 @@ export interface BatchActivities {
 
 /** What the activities need from the worker's stream runtime (src/temporal/stream-runtime.ts). */
 export interface BatchRuntime {
-  openStream(spec: StreamSpec): Promise<OpenStreamResult>;
+  openStream(spec: StreamSpec, committedBatchId?: number): Promise<OpenStreamResult>;
   fetchBatch(input: FetchBatchInput, stop: AbortSignal): Promise<FetchBatchResult>;
   takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null>;
   writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult>;

@@ -47,3 +47,28 @@ export class CheckpointForeignError extends NonRetriableError {
     );
   }
 }
+
+/**
+ * A Temporal worker's checkpoint store or lake holds less of the stream than the workflow
+ * committed: the stream moved from another machine, and what it wrote there is on that
+ * machine's disk. Writing on would split the stream's lake in two (or start it over), so the
+ * workflow fails; a retry on the same worker finds the same state.
+ */
+export class LakeNotSharedError extends NonRetriableError {
+  constructor(
+    readonly key: string,
+    /** The batch the workflow committed last. */
+    readonly committedBatchId: number,
+    /** The newest batch of the stream this worker finds. */
+    readonly foundBatchId: number,
+    what: string,
+  ) {
+    super(
+      "LAKE_NOT_SHARED",
+      `stream "${key}" committed batch ${committedBatchId}, but ${what} on this worker holds ${foundBatchId === 0 ? "none of its batches" : `only up to batch ${foundBatchId}`}: ` +
+        "the stream ran on another machine, and its lake or checkpoint is on that machine's disk. Writing here would split the lake in two. " +
+        "Give every worker the same storage: materialization.format delta on object storage (s3://, gs://, abfss://) keeps the table and the " +
+        "stream's checkpoint where every worker reaches them; a duckdb or parquet lake and a SQLite checkpoint must be on a file system every worker mounts.",
+    );
+  }
+}

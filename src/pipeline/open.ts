@@ -14,7 +14,7 @@ import { openLake } from "../lake/index.js";
 import type { LakeWriter } from "../lake/types.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import type { Validator } from "./batch.js";
-import { CheckpointForeignError, CheckpointLostError } from "./errors.js";
+import { CheckpointForeignError, CheckpointLostError, LakeNotSharedError } from "./errors.js";
 import type { CheckpointOption, StreamSettings } from "./settings.js";
 import { validateRecords, type ValidatedBatch } from "./validate.js";
 
@@ -143,3 +143,27 @@ export async function loadStart(target: StreamTarget, key: string, options: Star
   );
   return stored;
 }
+
+/**
+ * The Temporal runtime's check before a worker writes a batch after `committedBatchId`: a local
+ * lake (duckdb, parquet) on this worker must hold the stream's batches up to there, as its commit
+ * log says (streams whose position is a cursor log every batch). A lake on another machine's
+ * disk fails with LakeNotSharedError instead of receiving the rest of the stream. A shared
+ * format, or a checkpoint kept in the table, needs no check: its commits are the checkpoint.
+ */
+export async function assertLakeHolds(target: StreamTarget, key: string, committedBatchId: number, logsCursor: boolean): Promise<void> {
+  if (committedBatchId === 0) return;
+  // A checkpoint in the lake is the lake's own record of the stream.
+  if (target.inTarget) return assertStoreHolds(key, committedBatchId, await target.store.load(key), "the lake");
+  if (!logsCursor || !target.lake.lastCommit) return;
+  const held = await target.lake.lastCommit(key);
+  const found = held?.batchId ?? 0;
+  if (found < committedBatchId) throw new LakeNotSharedError(key, committedBatchId, found, "the lake");
+}
+
+/** The stream's start as a worker's store has it must not be behind what the workflow committed. */
+export function assertStoreHolds(key: string, committedBatchId: number, stored: CheckpointRecord | undefined, what = "the checkpoint store"): void {
+  const found = stored?.batchId ?? 0;
+  if (found < committedBatchId) throw new LakeNotSharedError(key, committedBatchId, found, what);
+}
+

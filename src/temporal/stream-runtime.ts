@@ -11,7 +11,8 @@ import { commitBatch } from "../pipeline/commit.js";
 import { resolveStreamSettings, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
 import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
-import { loadStart, openTarget, type StreamTarget } from "../pipeline/open.js";
+import { assertLakeHolds, assertStoreHolds, loadStart, openTarget, type StreamTarget } from "../pipeline/open.js";
+import { SHARED_FORMATS } from "../lake/index.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { createSource } from "../sources/registry.js";
 import { Spool, type SpoolOptions } from "./spool.js";
@@ -98,10 +99,11 @@ export class StreamRuntime implements BatchRuntime {
     return cached(this.contracts, id, () => loadContract(spec.contract, contractLoadOptions(spec)));
   }
 
-  async openStream(spec: StreamSpec): Promise<OpenStreamResult> {
+  async openStream(spec: StreamSpec, committedBatchId?: number): Promise<OpenStreamResult> {
     const settings = await this.settings(spec);
     const { key } = settings;
     const record = await loadStart(await this.target(spec), key, { resetCheckpoint: settings.resetCheckpoint });
+    if (committedBatchId !== undefined) assertStoreHolds(key, committedBatchId, record);
     return {
       key,
       dataset: settings.contract.dataset,
@@ -241,6 +243,10 @@ export class StreamRuntime implements BatchRuntime {
     const target = await this.target(input.spec);
     const fetched = ref ? this.spool.get<PipelineBatch>(ref) : undefined;
     const batch = fetched ?? PipelineBatch.empty((records) => this.validate(input.spec, records));
+    // A local lake on this worker must hold what the stream committed elsewhere (I9).
+    if (!SHARED_FORMATS.includes((await this.settings(input.spec)).contract.materialization.format)) {
+      await assertLakeHolds(target, input.key, previous.batchId, batch.fromCursorSource);
+    }
     let committed;
     try {
       committed = await commitBatch(
