@@ -53,13 +53,29 @@ export async function writeFetched(
   return written[0]!;
 }
 
+export interface WorkerMachine {
+  /**
+   * Run the worker as a machine of its own: in a private mount namespace (`unshare -m`, root
+   * only) with an empty tmpfs over this directory, so what it writes there no other worker sees,
+   * while loopback (Temporal, Kafka, S3) is shared.
+   */
+  privateDisk: string;
+  env?: NodeJS.ProcessEnv;
+}
+
 /** A worker in its own process; resolves once it polls. */
-export async function spawnWorker(address: string, taskQueue = "lakelogic"): Promise<ChildProcess> {
+export async function spawnWorker(address: string, taskQueue = "lakelogic", machine?: WorkerMachine): Promise<ChildProcess> {
   const script = fileURLToPath(new URL("./worker-child.ts", import.meta.url));
   const bundlePath = await workflowBundleFile();
+  const node = [process.execPath, "--import", import.meta.resolve("tsx"), script, address, taskQueue, bundlePath];
+  // `exec` keeps the worker's pid the child's, so a SIGKILL reaches the worker itself.
+  const command = machine
+    ? ["unshare", ["-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs none "$0" && exec "$@"', machine.privateDisk, ...node]]
+    : [node[0]!, node.slice(1)];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), script, address, taskQueue, bundlePath], {
+    const child = spawn(command[0] as string, command[1] as string[], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...machine?.env },
     });
     let out = "";
     const onData = (d: Buffer) => {
