@@ -6,7 +6,9 @@ const LAYERS = [
   ["^src/contract/"],
   ["^src/checkpoint/", "^src/engine/"],
   ["^src/lake/"],
-  ["^src/sources/"],
+  // src/python (the Python package's forms) shares the sources layer: src/sources/registry.ts
+  // registers its `type: stream` transport, and its connector names extend the transports.
+  ["^src/sources/", "^src/python/"],
   ["^src/pipeline/"],
   ["^src/sink/", "^src/temporal/", "^src/spark/"],
   ["^src/lint/", "^src/index\\.ts$"],
@@ -68,21 +70,30 @@ module.exports = {
       comment: "src/sources/core is the base of every transport and imports none of them.",
       severity: "error",
       from: { path: "^src/sources/core/" },
-      to: { path: "^src/sources/", pathNot: "^src/sources/core/" },
+      to: { path: "^src/(sources|python)/", pathNot: "^src/sources/core/" },
     },
     {
       name: "sources-transport-isolated",
       comment: "A transport folder imports only src/sources/core, itself and lower layers.",
       severity: "error",
       from: { path: "^src/sources/([^/]+)/", pathNot: "^src/sources/core/" },
-      to: { path: "^src/sources/", pathNot: "^src/sources/(core|$1)/" },
+      to: { path: "^src/(sources|python)/", pathNot: "^src/sources/(core|$1)/" },
+    },
+    {
+      name: "python-stream-isolated",
+      comment: "src/python/stream is a transport (`type: stream`): it imports only src/sources/core, itself and lower layers.",
+      severity: "error",
+      from: { path: "^src/python/stream/" },
+      to: { path: "^src/(sources|python)/", pathNot: "^src/(sources/core|python/stream)/" },
     },
     {
       name: "sources-via-entry",
-      comment: "Outside src/sources, transports are reached through src/sources/*.ts or core/ only.",
+      comment:
+        "Outside src/sources and src/python (whose connector names extend the transports), transports " +
+        "(src/python/stream too) are reached through src/sources/*.ts or core/ only.",
       severity: "error",
-      from: { path: "^(src|activities|workflows)/", pathNot: "^src/sources/" },
-      to: { path: "^src/sources/[^/]+/", pathNot: "^src/sources/core/" },
+      from: { path: "^(src|activities|workflows)/", pathNot: "^src/(sources|python)/" },
+      to: { path: "^src/(sources/[^/]+|python/stream)/", pathNot: "^src/sources/core/" },
     },
     {
       name: "workflows-sandbox",

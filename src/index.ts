@@ -47,7 +47,7 @@ export {
   AzureServiceBusConnector,
   GCPPubSubConnector,
   WebhookConnector,
-} from "./sources/python-names.js";
+} from "./python/names.js";
 
 // The in-process runtime
 export { StreamSink, StreamRunError, RUN_MODES } from "./sink/index.js";

@@ -29,6 +29,7 @@ import { SYSTEM_CLOCK, TriggerSchedule, type TriggerClock } from "../pipeline/tr
 import { CursorFnSource, toSource, type CursorFn, type ResumableIterable, type SourceInput } from "../sources/index.js";
 import type { Source, SourceLag } from "../sources/core/types.js";
 import { optionNames, refuseUnknownOptions } from "../sources/core/unknown-options.js";
+import { PYTHON_SINK_OPTIONS } from "../python/sink-options.js";
 import { defaultLogger, type Logger } from "../observe/logger.js";
 import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
 import { SPANS, inStage, type StageSpan } from "../observe/trace.js";
@@ -121,12 +122,6 @@ const SINK_OPTIONS = optionNames<StreamSinkOptions>()([
   "clock",
 ]);
 const RUN_OPTIONS = optionNames<SinkRunOptions>()(["maxBatches", "interval"]);
-/** The Python package's StreamSink options that are not a mere respelling of one here. */
-const PYTHON_OPTIONS: Readonly<Record<string, string>> = {
-  window_seconds: 'use "maxWaitMs" (milliseconds)',
-  processor: "the contract and engine options build the validator; pass an Engine as `engine` to supply your own",
-};
-
 /** What the loop of one run carries from batch to batch. */
 interface Turn {
   pipeline: StreamPipeline;
@@ -165,7 +160,7 @@ export class StreamSink {
     private readonly sourceInput: StreamSinkSource,
     private readonly options: StreamSinkOptions = {},
   ) {
-    refuseUnknownOptions("StreamSink", options, SINK_OPTIONS, PYTHON_OPTIONS);
+    refuseUnknownOptions("StreamSink", options, SINK_OPTIONS, PYTHON_SINK_OPTIONS);
     batchLimits(options); // a bad value fails here, not at run()
     this.readAhead = readAheadDepth(options.readAhead);
     if (sourceInput === undefined || sourceInput === null) {

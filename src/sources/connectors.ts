@@ -74,4 +74,4 @@ export {
   type AzureServiceBusConnectorOptions,
   type GCPPubSubConnectorOptions,
   type WebhookConnectorOptions,
-} from "./python-names.js";
+} from "../python/names.js";

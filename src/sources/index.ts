@@ -20,7 +20,7 @@ export {
   SourceClosedError,
   SourceNotStartedError,
 } from "./core/errors.js";
-export { streamRunSettings, streamSourceKind, defaultCheckpoint, type StreamRunSettings } from "./stream/run-settings.js";
+export { streamRunSettings, streamSourceKind, defaultCheckpoint, type StreamRunSettings } from "../python/stream/run-settings.js";
 export { KafkaOffsetSource, KafkaConnectError, KafkaConsumerError, KafkaTopicError, type KafkaCursor, type KafkaPosition, type KafkaSourceOptions } from "./kafka/source.js";
 export {
   WatermarkChunkSource,

@@ -16,7 +16,7 @@ import { servicebusSourceFactory } from "./servicebus/connector.js";
 import { sqsSourceFactory } from "./sqs/connector.js";
 import { sseSourceFactory } from "./sse/connector.js";
 import { postgresSourceFactory } from "./watermark/connector.js";
-import { streamSourceFactory } from "./stream/factory.js";
+import { streamSourceFactory } from "../python/stream/factory.js";
 import { eventGridPushSourceFactory, webhookSourceFactory } from "./webhook/connector.js";
 import { websocketSourceFactory } from "./websocket/connector.js";
 

@@ -9,7 +9,7 @@
  *   eventgrid: endpoint, topic (subscription "lakelogic")
  */
 import dns from "node:dns";
-import { AWSSQSConnector, AzureEventGridConnector, GCPPubSubConnector } from "../../src/sources/python-names.js";
+import { AWSSQSConnector, AzureEventGridConnector, GCPPubSubConnector } from "../../src/python/names.js";
 
 // GOOGLEAPIS_AT: the Pub/Sub client talks to Google (TLS, credentials) only for *.googleapis.com
 // hosts — any other apiEndpoint is taken for an emulator — so those names resolve to this machine.

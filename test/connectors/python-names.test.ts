@@ -20,7 +20,7 @@ import {
   WEBHOOK_SIGNATURE,
   WebhookConnector,
   optionsFromPython,
-} from "../../src/sources/python-names.js";
+} from "../../src/python/names.js";
 import { EventGridConnector } from "../../src/sources/eventgrid/source.js";
 import { PubSubConnector } from "../../src/sources/pubsub/source.js";
 import { SQSConnector } from "../../src/sources/sqs/source.js";

@@ -5,8 +5,8 @@ import { ConfigError } from "../../src/errors.js";
 import { parseOptions } from "../../src/sources/core/spec.js";
 import { resolveOptions } from "../../src/sources/kafka/options.js";
 import { createSource, sourceSpecs } from "../../src/sources/registry.js";
-import { kafkaSettings, streamRunSettings, streamSourceKind, streamSpec } from "../../src/sources/stream/index.js";
-import { mergeStreamOptions } from "../../src/sources/stream/options.js";
+import { kafkaSettings, streamRunSettings, streamSourceKind, streamSpec } from "../../src/python/stream/index.js";
+import { mergeStreamOptions } from "../../src/python/stream/options.js";
 
 const CONN = "Endpoint=sb://my-ns.servicebus.windows.net/;SharedAccessKeyName=listen;SharedAccessKey=c2VjcmV0PT0=";
 const ENV = { KAFKA_BROKERS: "b1:9092,b2:9092", KAFKA_PASSWORD: "pa55-word", EH_CONN: CONN };

@@ -15,7 +15,7 @@ import {
   readPythonCheckpoints,
   type CursorKind,
   type PythonCheckpointRow,
-} from "../../pipeline/python-checkpoint.js";
+} from "../../python/checkpoint.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 

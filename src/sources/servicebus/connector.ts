@@ -3,10 +3,6 @@ import { codeOptions } from "../core/decoders/index.js";
 import { ServiceBusConnector } from "./source.js";
 import { servicebusSpec } from "./spec.js";
 
-// The connector and its options are also reached from here, as before the source moved to source.ts.
-export { ServiceBusConnector } from "./source.js";
-export type { ServiceBusConnectorOptions } from "./spec.js";
-
 /** `{ "type": "servicebus", "connectionString" | "namespace", "queueName" | "topicName" + "subscriptionName" }`. */
 export const servicebusSourceFactory: SourceFactory<typeof servicebusSpec> = {
   spec: servicebusSpec,

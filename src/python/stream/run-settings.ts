@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseProcessingTime, streamModeOfTrigger, type TriggerRunMode } from "../../contract/normalise/trigger.js";
 import type { Contract } from "../../contract/types.js";
 import { ConfigError } from "../../errors.js";
-import { parseOptions, type ComponentSpec, type Environment } from "../core/spec.js";
+import { parseOptions, type ComponentSpec, type Environment } from "../../sources/core/spec.js";
 import { camelKey } from "./options.js";
 import { STREAM_OPTIONS } from "./spec.js";
 

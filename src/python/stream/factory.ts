@@ -1,5 +1,5 @@
-import type { SourceFactory } from "../core/registry.js";
-import type { Source } from "../core/types.js";
+import type { SourceFactory } from "../../sources/core/registry.js";
+import type { Source } from "../../sources/core/types.js";
 import { kafkaSettings, type StreamKafkaOptions } from "./kafka-settings.js";
 import { mergeStreamOptions } from "./options.js";
 import { streamSpec } from "./spec.js";

@@ -1,9 +1,13 @@
 import { ConfigError } from "../errors.js";
-import { EventGridConnector, type EventGridConnectorOptions } from "./eventgrid/connector.js";
-import { PubSubConnector, type PubSubConnectorOptions } from "./pubsub/connector.js";
-import { SQSConnector, type SQSConnectorOptions } from "./sqs/connector.js";
-import { ServiceBusConnector, type ServiceBusConnectorOptions } from "./servicebus/connector.js";
-import { WebhookSource, type WebhookOptions } from "./webhook/source.js";
+import { EventGridConnector } from "../sources/eventgrid/source.js";
+import type { EventGridConnectorOptions } from "../sources/eventgrid/spec.js";
+import { PubSubConnector } from "../sources/pubsub/source.js";
+import type { PubSubConnectorOptions } from "../sources/pubsub/spec.js";
+import { SQSConnector } from "../sources/sqs/source.js";
+import type { SQSConnectorOptions } from "../sources/sqs/spec.js";
+import { ServiceBusConnector } from "../sources/servicebus/source.js";
+import type { ServiceBusConnectorOptions } from "../sources/servicebus/spec.js";
+import { WebhookSource, type WebhookOptions } from "../sources/webhook/source.js";
 
 /*
  * The connector names of the Python package (lakelogic), for code that moves from it: the same

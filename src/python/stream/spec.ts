@@ -11,7 +11,7 @@
  * One declaration of every option, for validation and the reference docs. The options may also
  * be written beside `type` (flat, like every other source); each is given once.
  */
-import type { ComponentSpec, OptionsOf } from "../core/spec.js";
+import type { ComponentSpec, OptionsOf } from "../../sources/core/spec.js";
 
 export const STREAM_KINDS = ["kafka", "eventhubs"] as const;
 export const SECURITY_PROTOCOLS = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] as const;

@@ -1,5 +1,5 @@
 import { ConfigError } from "../../errors.js";
-import { parseOptions, type Environment, type OptionsOf } from "../core/spec.js";
+import { parseOptions, type Environment, type OptionsOf } from "../../sources/core/spec.js";
 import { streamOptionsSpec, type StreamOptions, type streamSpec } from "./spec.js";
 
 /**
