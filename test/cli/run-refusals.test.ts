@@ -190,7 +190,9 @@ describe("a lake location that is a URI", () => {
     try {
       const r = await run(join(REPO, "examples", "orders.yaml"), "--source", JSON.stringify({ type: "file", path: events }), "--target-path", uri, "--checkpoint", "memory");
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/targetPath: .*duckdb and parquet write a directory on this machine's disk/);
+      expect(r.stderr).toMatch(/targetPath: .*the lake format duckdb writes a directory on this machine's disk/);
+      // …and names the format that writes object storage.
+      expect(r.stderr).toMatch(/materialization\.format: delta, which writes s3:\/\//);
       expect(existsSync(join(tmp, uri.split(":")[0] + ":"))).toBe(false);
     } finally {
       process.chdir(cwd);
@@ -200,8 +202,8 @@ describe("a lake location that is a URI", () => {
   it("start refuses it before the path is made absolute for the workers, and so does a contract's target_path", async () => {
     const file = contract("uri-target", `source: {type: file, path: x.ndjson}\n`, ORDERS.replace("target_path: ./lake", "target_path: s3://bucket/lake"));
     const loaded = await loadContract(file);
-    expect(() => streamInputOf(file, {}, loaded, { fallback: "continuous", fromContract: true })).toThrow(/targetPath: s3:\/\/bucket\/lake: the lake formats/);
+    expect(() => streamInputOf(file, {}, loaded, { fallback: "continuous", fromContract: true })).toThrow(/targetPath: s3:\/\/bucket\/lake: the lake format duckdb writes/);
     const plain = await loadContract(join(REPO, "examples", "orders.yaml"));
-    expect(() => streamInputOf(file, { "target-path": "s3://bucket/lake" }, plain, { fallback: "continuous", fromContract: true })).toThrow(/targetPath: s3:\/\/bucket\/lake: the lake formats/);
+    expect(() => streamInputOf(file, { "target-path": "s3://bucket/lake" }, plain, { fallback: "continuous", fromContract: true })).toThrow(/targetPath: s3:\/\/bucket\/lake: the lake format duckdb writes/);
   });
 });
