@@ -224,7 +224,7 @@ export function checkLakeLocation(targetPath: unknown, format = "duckdb"): void 
  */
 export function checkQuarantineTarget(target: string, table: string, format: string): void {
   if (isQuarantinePath(target)) {
-    checkQuarantinePath(target);
+    checkQuarantinePath(target, format);
     return;
   }
   checkName("quarantine.target", target, format);
@@ -238,7 +238,8 @@ export function checkQuarantineTarget(target: string, table: string, format: str
  * and list them where the batch commits (the parquet manifest; a table in the duckdb lake's
  * database), so the files of a batch count exactly when its rows do.
  */
-function checkQuarantinePath(target: string): void {
+function checkQuarantinePath(target: string, format: string): void {
+  if (format === "delta" && isUri(target)) return checkLakeLocation(target, format);
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) {
     throw new ConfigError("quarantine.target", `"${target}" is a URL; this lake writes quarantine to a local directory or a table beside the data`);
   }
@@ -252,6 +253,11 @@ function checkQuarantinePath(target: string): void {
  * database file.
  */
 function checkPathFormat(target: string, qFormat: string, format: string): void {
+  // A delta lake's quarantine under a path is a Delta table there (as the Python package writes it).
+  if (format === "delta") {
+    if (qFormat === "delta") return;
+    throw new ConfigError("quarantine.format", `"${qFormat}" differs from materialization.format delta; the quarantine under "${target}" is a Delta table. Remove quarantine.format or set it to delta`);
+  }
   if (qFormat === "parquet") return;
   if (format === "duckdb") {
     throw new ConfigError(
