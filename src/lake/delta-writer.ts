@@ -35,6 +35,12 @@ export class DeltaLakeWriter implements LakeWriter {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
   private store?: DeltaTargetCheckpointStore;
+  /**
+   * The newest commit this writer made per stream: what the table holds unless another writer
+   * committed since — and then this writer's next commit fails its compare-and-set anyway. Saves
+   * reading the table's history before every batch.
+   */
+  private readonly own = new Map<string, DeltaCommitMeta & { record?: CheckpointRecord }>();
 
   private constructor(
     private readonly config: LakeConfig,
@@ -108,7 +114,9 @@ export class DeltaLakeWriter implements LakeWriter {
   }
 
   /** The newest batch of stream `key` the table holds, with what its commit recorded. */
-  private async held(key: string): Promise<DeltaCommitMeta | undefined> {
+  private async held(key: string): Promise<(DeltaCommitMeta & { record?: CheckpointRecord }) | undefined> {
+    const mine = this.own.get(key);
+    if (mine) return mine;
     const reply = await this.helper.request<{ version: number | null; commit?: unknown }>("load", {
       uri: this.tableUri,
       storage: storageOptions(this.tableUri),
@@ -169,7 +177,12 @@ export class DeltaLakeWriter implements LakeWriter {
           metadata: meta,
         },
       });
-      if (reply.status === "held") return this.heldResult(req, reply);
+      if (reply.status === "held") {
+        if (key !== undefined) this.own.delete(key);
+        return this.heldResult(req, reply);
+      }
+      if (req.checkpoint) this.own.set(req.checkpoint.key, { ...meta, record: req.checkpoint });
+      else if (key !== undefined) this.own.delete(key);
       const quarantined = reply.quarantined ?? 0;
       return {
         goodWritten: count,
@@ -178,6 +191,9 @@ export class DeltaLakeWriter implements LakeWriter {
         ...(req.checkpoint ? { checkpointOutcome: "committed" as const } : {}),
       };
     } catch (e) {
+      // Whether the commit landed is unknown: read the table next time.
+      const key = req.checkpoint?.key ?? req.stream?.key;
+      if (key !== undefined) this.own.delete(key);
       if (e instanceof LakeLogicError && !(e instanceof DeltaHelperError)) throw e;
       throw new LakeWriteError(`batch ${req.batchId} was not written to the Delta table ${this.tableUri}: ${(e as Error).message}`, {
         cause: e,
