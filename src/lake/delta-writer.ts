@@ -8,6 +8,7 @@ import { LakeLogicError } from "../errors.js";
 import type { Row } from "../engine/types.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { buildChunks, convertAll, selectRows } from "./chunks.js";
+import { stageDeletes } from "./stage.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
 import { joinLocation, type LakeConfig } from "./config.js";
 import { commitOf } from "./commit-log.js";
@@ -142,7 +143,7 @@ export class DeltaLakeWriter implements LakeWriter {
     const files: string[] = [];
     try {
       let count = await this.stageGood(req.good);
-      if (deletes) count -= await this.stageDeletes(deletes);
+      if (deletes) count -= await stageDeletes(this.conn, this.plans, this.keyPlans, deletes);
       const good = await this.copy(this.goodQuery(), `good-${req.batchId}.parquet`, files);
       const dfile = deletes ? await this.copy("SELECT * FROM dstage", `deletes-${req.batchId}.parquet`, files) : undefined;
       const bad = this.quarantineUri !== undefined && req.bad.length > 0 ? req.bad : [];
@@ -228,22 +229,6 @@ export class DeltaLakeWriter implements LakeWriter {
       appender.closeSync();
     }
     return count;
-  }
-
-  /** Stage the deleted keys and drop the batch's own rows of them (its deletes come after). */
-  private async stageDeletes(deletes: readonly Row[]): Promise<number> {
-    const { conn, plans, keyPlans } = this;
-    const selection = selectRows(plans, deletes, keyPlans);
-    await conn.run("DELETE FROM dstage");
-    const appender = await conn.createAppender("dstage");
-    const columns = keyPlans.map((k) => selection.converted.get(k)!);
-    for (const chunk of buildChunks(keyPlans.map((k) => plans[k]!.vectorType), columns, selection.selected.length)) {
-      appender.appendDataChunk(chunk);
-    }
-    appender.closeSync();
-    const on = keyPlans.map((p) => `f.${quoteIdent(plans[p]!.name)} IS NOT DISTINCT FROM s.${quoteIdent(plans[p]!.name)}`).join(" AND ");
-    const dropped = await conn.run(`DELETE FROM stage AS s WHERE EXISTS (SELECT 1 FROM dstage AS f WHERE ${on})`);
-    return dropped.rowsChanged;
   }
 
   private async stageQuarantine(req: WriteRequest, files: string[]): Promise<string> {

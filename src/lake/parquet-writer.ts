@@ -12,6 +12,7 @@ import { DuckDBInstance, type DuckDBConnection } from "../util/duckdb.js";
 import { ConfigError, LakeLogicError } from "../errors.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { buildChunks, convertAll, selectRows } from "./chunks.js";
+import { keyMatch, stageDeletes } from "./stage.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
 import type { LakeConfig } from "./config.js";
 import { LakeWriteError } from "./errors.js";
@@ -21,7 +22,6 @@ import { fsyncPath, isQuarantineFileOf, uniqueParquetName as uniqueName } from "
 import { commitOf } from "./commit-log.js";
 import { SEQ_COLUMN } from "./row-seq.js";
 import { checkTableContract, recordOf, type ExistingTable, type StoredColumn, type TableRecord } from "./table-contract.js";
-import type { Row } from "../engine/types.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
 /**
@@ -241,7 +241,7 @@ export class ParquetLakeWriter implements LakeWriter {
         }
         appender.closeSync();
       }
-      if (deletes) count -= await this.stageDeletes(deletes);
+      if (deletes) count -= await stageDeletes(conn, this.plans, this.keyPlans, deletes);
 
       if (config.strategy === "overwrite") {
         replaced = data;
@@ -347,27 +347,9 @@ export class ParquetLakeWriter implements LakeWriter {
     return { data, replaced: files.filter((f) => touched.has(join(dir, f.file))) };
   }
 
-  /**
-   * Stage the keys the batch deletes, and drop the batch's own rows of those keys from the stage
-   * (its deletes come after them). Returns how many staged rows were dropped.
-   */
-  private async stageDeletes(deletes: readonly Row[]): Promise<number> {
-    const { conn, plans, keyPlans } = this;
-    const selection = selectRows(plans, deletes, keyPlans);
-    await conn.run("DELETE FROM dstage");
-    const appender = await conn.createAppender("dstage");
-    const columns = keyPlans.map((k) => selection.converted.get(k)!);
-    for (const chunk of buildChunks(keyPlans.map((k) => plans[k]!.vectorType), columns, selection.selected.length)) {
-      appender.appendDataChunk(chunk);
-    }
-    appender.closeSync();
-    const dropped = await conn.run(`DELETE FROM stage AS s WHERE EXISTS (SELECT 1 FROM dstage AS f WHERE ${this.keyMatch("f", "s")})`);
-    return dropped.rowsChanged;
-  }
-
   /** The key columns of `a` and `b` match, NULL parts matching each other. */
   private keyMatch(a: string, b: string): string {
-    return this.keyPlans.map((p) => `${a}.${quoteIdent(this.plans[p]!.name)} IS NOT DISTINCT FROM ${b}.${quoteIdent(this.plans[p]!.name)}`).join(" AND ");
+    return keyMatch(this.plans, this.keyPlans, a, b);
   }
 
   private keyList(): string {

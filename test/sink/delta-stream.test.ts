@@ -13,7 +13,7 @@ import type { Contract } from "../../src/contract/types.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { IterableSource } from "../../src/sources/index.js";
 import { deltaTxnVersion, readDelta } from "../support/delta.js";
-import { S3_TEST_CREDENTIALS, startS3, type ObjectStoreServer } from "../support/objectstores.js";
+import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
 import { tempDirs } from "../lake/helpers.js";
 
 const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
@@ -56,13 +56,7 @@ describe("StreamSink into format delta", () => {
   describe("on S3", () => {
     let s3: ObjectStoreServer;
     const saved: Record<string, string | undefined> = {};
-    const env = (): Record<string, string> => ({
-      AWS_ENDPOINT_URL: s3.endpoint,
-      AWS_ACCESS_KEY_ID: S3_TEST_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3_TEST_CREDENTIALS.secretAccessKey,
-      AWS_REGION: "us-east-1",
-      AWS_ALLOW_HTTP: "true",
-    });
+    const env = (): Record<string, string> => s3Environment(s3.endpoint);
     beforeAll(async () => {
       s3 = await startS3();
       await s3.createBucket("lake");

@@ -36,6 +36,20 @@ export const S3_TEST_CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test
 export const AZURITE_ACCOUNT = "devstoreaccount1";
 const AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
+/**
+ * The environment a process needs to reach this S3 server through each SDK's default chain
+ * (delta-rs and the AWS SDK read these), as a user's machine would have them.
+ */
+export function s3Environment(endpoint: string): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_ACCESS_KEY_ID: S3_TEST_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3_TEST_CREDENTIALS.secretAccessKey,
+    AWS_REGION: "us-east-1",
+    AWS_ALLOW_HTTP: "true",
+  };
+}
+
 export interface ObjectStoreServer {
   /** `http://127.0.0.1:<port>` */
   endpoint: string;

@@ -19,7 +19,7 @@ import { StreamClient, StreamFailedError } from "../../src/temporal/client.js";
 import type { StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { readDelta } from "../support/delta.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
-import { S3_TEST_CREDENTIALS, startS3, type ObjectStoreServer } from "../support/objectstores.js";
+import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
 import { stopProcess, waitFor } from "../support/proc.js";
 import { requireService } from "../support/services.js";
 import { startTemporal } from "../support/temporal.js";
@@ -37,13 +37,7 @@ const disk = mkdtempSync(join(tmpdir(), "ll-machine-disk-"));
 const DELTA_CONTRACT = join(mkdtempSync(join(tmpdir(), "ll-two-contract-")), "orders.yaml");
 writeFileSync(DELTA_CONTRACT, readFileSync(ORDERS_CONTRACT, "utf8").replace(/format: duckdb/, "format: delta"));
 
-const s3Env = (): NodeJS.ProcessEnv => ({
-  AWS_ENDPOINT_URL: s3.endpoint,
-  AWS_ACCESS_KEY_ID: S3_TEST_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: S3_TEST_CREDENTIALS.secretAccessKey,
-  AWS_REGION: "us-east-1",
-  AWS_ALLOW_HTTP: "true",
-});
+const s3Env = (): NodeJS.ProcessEnv => s3Environment(s3.endpoint);
 
 beforeAll(async () => {
   [kafka, s3] = await Promise.all([startKafka(), startS3()]);
