@@ -27,19 +27,19 @@ async function deltaContract(): Promise<Contract> {
 }
 
 /** Two runs: the first stops after 3 batches, the second resumes from the table's checkpoint. */
-async function twoRuns(targetPath: string) {
+async function twoRuns(targetPath: string, engine: "duckdb" | "polars" = "duckdb") {
   const contract = await deltaContract();
   const events = (): IterableSource => new IterableSource([...orderEvents(N)], { replayable: true });
-  const first = await new StreamSink(contract, events(), { targetPath, batchSize: 100 }).run("available_now", { maxBatches: 3 });
+  const first = await new StreamSink(contract, events(), { targetPath, batchSize: 100, engine }).run("available_now", { maxBatches: 3 });
   expect(first.stoppedBy).toBe("max-batches");
-  const second = await new StreamSink(contract, events(), { targetPath, batchSize: 100 }).run("available_now");
+  const second = await new StreamSink(contract, events(), { targetPath, batchSize: 100, engine }).run("available_now");
   return { contract, first, second };
 }
 
 describe("StreamSink into format delta", () => {
-  it("on a local path: resumes from the table's commits, every record once", async () => {
-    const targetPath = lakeDir("delta-sink");
-    const { first, second } = await twoRuns(targetPath);
+  it.each(["duckdb", "polars"] as const)("on a local path, engine %s: resumes from the table's commits, every record once", async (engine) => {
+    const targetPath = lakeDir(`delta-sink-${engine}`);
+    const { first, second } = await twoRuns(targetPath, engine);
     expect(first.batches).toBe(3);
     // The rest, and possibly an empty batch that commits the end of the source.
     expect(second.batches).toBeGreaterThanOrEqual(7);
