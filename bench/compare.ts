@@ -3,6 +3,7 @@
  * original and against DuckDB's own ceiling, side by side on one input:
  *
  *   ts-duckdb, ts-polars   StreamSink available_now from the NDJSON file, each engine, merge into DuckDB
+ *   ts-delta               the same (DuckDB engine), merge into a local Delta table, checkpoint in the table
  *   py-duckdb, py-polars   Python LakeLogic 1.84.0's StreamSink, each engine, merge into Delta (its fastest target)
  *   sql-batches, sql-file  DuckDB alone: the same rules + merge in plain SQL, per 10,000-row batch / whole file
  *   ceiling                DuckDB alone: typed read_json + the rules, plain insert (no merge)
@@ -22,7 +23,7 @@ import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
 import { isBadOrder, writeOrderEvents } from "../examples/orders.js";
 
-const RUNS = ["ts-duckdb", "ts-polars", "py-duckdb", "py-polars", "sql-batches", "sql-file", "ceiling"] as const;
+const RUNS = ["ts-duckdb", "ts-polars", "ts-delta", "py-duckdb", "py-polars", "sql-batches", "sql-file", "ceiling"] as const;
 type RunName = (typeof RUNS)[number];
 
 const { values: flags } = parseArgs({
@@ -72,6 +73,8 @@ function command(run: RunName, input: string, dir: string): [string, string[]] {
     case "ts-duckdb":
     case "ts-polars":
       return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), run.slice(3), input, dir]];
+    case "ts-delta":
+      return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), "duckdb", input, dir, "delta"]];
     case "py-duckdb":
     case "py-polars":
       return [python, [here("./compare/python_sink.py"), pythonContract(dir), input, run.slice(3), dir]];
@@ -153,6 +156,8 @@ console.log(
     "ts-duckdb / python best": ratio("ts-duckdb", pythonBest),
     "ts-duckdb / ceiling": ratio("ts-duckdb", rate.get("ceiling")),
     "ts-polars / ts-duckdb": ratio("ts-polars", rate.get("ts-duckdb")),
+    "ts-delta / ts-duckdb": ratio("ts-delta", rate.get("ts-duckdb")),
+    "ts-delta / python best (both Delta)": ratio("ts-delta", pythonBest),
     "ts-duckdb / sql-batches": ratio("ts-duckdb", rate.get("sql-batches")),
   }),
 );

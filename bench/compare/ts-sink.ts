@@ -1,6 +1,7 @@
 /**
- * One StreamSink run for `bench:compare`: `ts-sink.ts <engine> <events.ndjson> <dir>` drains the
- * file (`available_now`, batch 10,000) into a DuckDB merge target with quarantine and prints
+ * One StreamSink run for `bench:compare`: `ts-sink.ts <engine> <events.ndjson> <dir> [format]` drains
+ * the file (`available_now`, batch 10,000) into a merge target with quarantine — DuckDB, or Delta
+ * (`delta`: local, checkpoint in the table, its default) — and prints
  * `{seconds, good, bad, stored, quarantined}` — the time covers reading, parsing, validating,
  * writing and committing; `stored`/`quarantined` are read back from the lake afterwards.
  */
@@ -12,11 +13,13 @@ import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { FileSource } from "../../src/sources/index.js";
 
-const [engine, input, dir] = process.argv.slice(2) as [EngineName, string, string];
-const contract = await loadContract(fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url)));
+const [engine, input, dir, format] = process.argv.slice(2) as [EngineName, string, string, string | undefined];
+const loaded = await loadContract(fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url)));
+const contract =
+  format === "delta" ? { ...loaded, materialization: { ...loaded.materialization, format: "delta" as const }, quarantine: { ...loaded.quarantine, format: "delta" as const } } : loaded;
 const targetPath = join(dir, "lake");
 const started = performance.now();
-const summary = await new StreamSink(contract, new FileSource(input), { engine, targetPath, checkpoint: "memory", batchSize: 10_000 }).run("available_now");
+const summary = await new StreamSink(contract, new FileSource(input), { engine, targetPath, ...(format === "delta" ? {} : { checkpoint: "memory" as const }), batchSize: 10_000 }).run("available_now");
 const seconds = (performance.now() - started) / 1000;
 const stored = (await readTable(contract, { targetPath })).length;
 const quarantined = (await readQuarantine(contract, { targetPath })).length;
