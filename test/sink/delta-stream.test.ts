@@ -5,6 +5,8 @@
  * delta-rs.
  */
 import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isBadOrder, orderEvents } from "../../examples/orders.js";
@@ -12,9 +14,10 @@ import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { IterableSource } from "../../src/sources/index.js";
-import { deltaTxnVersion, readDelta } from "../support/delta.js";
+import { deltaTxnVersion, readDelta, watchDelta } from "../support/delta.js";
 import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
 import { tempDirs } from "../lake/helpers.js";
+import { waitFor } from "../support/proc.js";
 
 const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
 const lakeDir = tempDirs();
@@ -51,6 +54,33 @@ describe("StreamSink into format delta", () => {
     expect(rows.length).toBe(second.totals.goodCount);
     expect(readDelta(join(targetPath, "orders_quarantine")).rows).toHaveLength(expectedBad);
     expect(deltaTxnVersion(table, second.checkpointKey)).toBe(first.batches + second.batches);
+  });
+
+  it("a reader this project did not write never sees a key twice while the stream merges", async () => {
+    const targetPath = lakeDir("delta-readers");
+    const stopFile = join(targetPath, "stop");
+    const watcher = watchDelta(join(targetPath, "orders"), "order_id", stopFile);
+    // Every batch re-writes half the keys of the one before: merges that rewrite files.
+    const events = [...orderEvents(2_000)].flatMap((e, i) => (i % 2 === 0 ? [e, { ...e, status: "updated" }] : [e]));
+    // After each commit the stream waits until the reader has read the table as that commit left
+    // it, so reads and merges interleave however busy the machine is.
+    let version = -1;
+    const readerCaughtUp = async () => {
+      version++;
+      await waitFor(`the reader at version ${version}`, async () => Number(await readFile(`${stopFile}.seen`, "utf8").catch(() => "-1")) >= version, 60_000, 10);
+    };
+    const summary = await new StreamSink(await deltaContract(), new IterableSource(events, { replayable: true }), {
+      targetPath,
+      batchSize: 150,
+      checkpoint: "memory",
+      onBatch: readerCaughtUp,
+    }).run("available_now");
+    writeFileSync(stopFile, "");
+    const seen = await watcher.done;
+    expect(summary.batches).toBeGreaterThan(15);
+    expect(seen.reads).toBeGreaterThan(0);
+    expect(seen.versions, "the reader saw every version").toBeGreaterThanOrEqual(summary.batches);
+    expect(seen.dupReads).toBe(0);
   });
 
   describe("on S3", () => {

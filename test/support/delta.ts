@@ -2,7 +2,7 @@
  * Reading Delta tables back with delta-rs itself (the provisioned `deltalake` Python package), a
  * reader this project did not write: what a Spark, Polars or delta-rs user sees.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { provisioned } from "./objectstores.js";
 
 export function deltaPython(): string {
@@ -49,4 +49,44 @@ export function deltaTxnVersion(uri: string, appId: string, env: NodeJS.ProcessE
     { encoding: "utf8", env: { ...process.env, ...env } },
   );
   return JSON.parse(out) as number | null;
+}
+
+const WATCH = `
+import json, os, sys, time
+from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
+uri, key, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+reads, dup_reads, versions = 0, 0, set()
+while not os.path.exists(stop):
+    try:
+        dt = DeltaTable(uri)
+    except TableNotFoundError:
+        time.sleep(0.01)
+        continue
+    keys = dt.to_pyarrow_table(columns=[key]).column(key).to_pylist()
+    reads += 1
+    versions.add(dt.version())
+    with open(stop + ".seen.tmp", "w") as f:
+        f.write(str(dt.version()))
+    os.replace(stop + ".seen.tmp", stop + ".seen")
+    if len(set(keys)) != len(keys):
+        dup_reads += 1
+print(json.dumps({"reads": reads, "dupReads": dup_reads, "versions": len(versions)}), flush=True)
+os._exit(0)
+`;
+
+/**
+ * Reads the table with delta-rs again and again until `stopFile` exists (another program reading
+ * while a stream writes): how many reads, how many saw a key twice, how many table versions they
+ * saw. After each read it writes the version it read to `<stopFile>.seen`.
+ */
+export function watchDelta(uri: string, key: string, stopFile: string): { done: Promise<{ reads: number; dupReads: number; versions: number }> } {
+  const child = spawn(deltaPython(), ["-c", WATCH, uri, key, stopFile], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const done = new Promise<{ reads: number; dupReads: number; versions: number }>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as { reads: number; dupReads: number; versions: number }) : reject(new Error(`watcher exited ${code}: ${out}`))));
+  });
+  return { done };
 }
