@@ -26,6 +26,8 @@ export interface ChaosOptions {
   runtimes: Runtime[];
   /** Distinct keys per stream; default grows with the kills per stream. */
   keys?: number;
+  /** The lake format every stream writes (its checkpoint stays a SQLite file). Default duckdb. */
+  lake?: "duckdb" | "delta";
   log?: (line: string) => void;
 }
 
@@ -130,11 +132,11 @@ async function drainSink(c: Cell): Promise<void> {
   }
 }
 
-async function makeCell(source: SourceKind, runtime: Runtime, driver: SourceDriver, keys: number, root: string): Promise<Cell> {
+async function makeCell(source: SourceKind, runtime: Runtime, driver: SourceDriver, keys: number, root: string, lake: "duckdb" | "delta"): Promise<Cell> {
   const dir = join(root, `${source}-${runtime}`);
   mkdirSync(dir, { recursive: true });
   const contract = join(dir, "chaos.yaml");
-  writeFileSync(contract, CHAOS_CONTRACT);
+  writeFileSync(contract, CHAOS_CONTRACT.replace("format: duckdb", `format: ${lake}`));
   const data = makeDataset(keys, driver.text);
   const loaded = await driver.load(`${source}_${runtime}`, dir, data);
   return { source, runtime, dir, contract, lake: join(dir, "lake"), checkpoint: join(dir, "checkpoints.sqlite"), key: `stream::chaos-${source}-${runtime}`, data, loaded, kills: 0, killsAtHook: 0, drained: false };
@@ -207,7 +209,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const keysFor = (r: Runtime, d: SourceDriver) => o.keys ?? 500 + (d.pacedRecordsPerKill ?? (r === "sink" ? 300 : 600)) * perCell;
     for (const s of o.sources) {
       const d = drivers.get(s)!;
-      for (const r of o.runtimes) cells.push(await makeCell(s, r, d, keysFor(r, d), root));
+      for (const r of o.runtimes) cells.push(await makeCell(s, r, d, keysFor(r, d), root, o.lake ?? "duckdb"));
     }
     if (temporal) await startTemporalCells(cells, temporal);
     const maxReplayed = await killLoop(cells, o.kills, rand, log);
