@@ -24,4 +24,5 @@ step "Object stores: moto (PyPI), Azurite (npm), fake-gcs-server (Go module prox
 step "Apicurio Registry, Confluent-compatible schema registry (Maven Central)" bash scripts/provision-schema-registry.sh
 step "Prometheus text-format parser for the metrics tests: prometheus_client (PyPI)" bash scripts/provision-prometheus-parser.sh
 step "Delta Lake writer for format: delta: deltalake (delta-rs) and pyarrow (PyPI)" bash scripts/provision-deltalake.sh
+step "DuckDB extensions for format: ducklake: ducklake, postgres_scanner, httpfs, delta (PyPI)" bash scripts/provision-duckdb-extensions.sh
 step "Apache Spark and Delta Lake (PyPI pyspark, delta-spark; jars from Maven Central)" bash scripts/provision-spark.sh

@@ -90,7 +90,7 @@ export interface DatasetBounds {
 }
 
 export type Strategy = "append" | "merge" | "overwrite" | "scd2";
-export type LakeFormat = "duckdb" | "parquet" | "delta";
+export type LakeFormat = "duckdb" | "parquet" | "delta" | "ducklake";
 export type UnknownFieldsPolicy = "allow" | "drop" | "quarantine";
 export type Trigger = "available_now" | "continuous" | "micro_batch" | "processing_time" | "once" | string;
 

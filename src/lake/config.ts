@@ -1,7 +1,7 @@
 import { basename, join, resolve } from "node:path";
 import type { Contract, FieldSpec, LakeFormat, Strategy } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
-import { redactUrl } from "../util/redact.js";
+import { redactText, redactUrl } from "../util/redact.js";
 
 export const DEFAULT_TARGET_PATH = "./lake";
 /** The DuckDB database file inside the target directory. */
@@ -35,6 +35,21 @@ export interface LakeConfig {
    * files are Parquet on both lakes (docs/lake.md, "Quarantine under a path").
    */
   quarantine: { enabled: boolean; target: string; includeErrorReason: boolean; dir?: string };
+  /** format ducklake: the catalog to attach, where data files go, and the table's schema. */
+  ducklake?: DuckLakeLocation;
+}
+
+/** Where a DuckLake lives (ducklake-catalog.ts attaches it). */
+export interface DuckLakeLocation {
+  /**
+   * The catalog as DuckLake's ATTACH takes it after `ducklake:`: `postgres:<libpq parameters>`
+   * (several writers, several machines) or the absolute path of a DuckDB catalog file (one process).
+   */
+  catalog: string;
+  /** Where the data files go: an absolute directory or an object-store URI, ending in `/`. */
+  dataPath: string;
+  /** The schema of the table inside the catalog (`main` unless a `table:` target names one). */
+  schema: string;
 }
 
 /** A quarantine target that names a directory rather than a table beside the data. */
@@ -49,9 +64,17 @@ export function quarantinePathDir(target: string, table: string): string {
 }
 
 /** The formats this runtime's lake writes. */
-export const LAKE_FORMATS: readonly string[] = ["duckdb", "parquet", "delta"];
-/** Formats whose tables live where every machine reaches them (object storage), with commits inside the table. */
-export const SHARED_FORMATS: readonly string[] = ["delta"];
+export const LAKE_FORMATS: readonly string[] = ["duckdb", "parquet", "delta", "ducklake"];
+/**
+ * Formats whose tables can live where every machine reaches them (object storage; DuckLake with
+ * a PostgreSQL catalog), with each batch committed inside the table together with the stream's
+ * checkpoint: `checkpoint: "target"` is their default.
+ */
+export const SHARED_FORMATS: readonly string[] = ["delta", "ducklake"];
+/** The URI schemes a DuckLake's data files may live under (DuckDB's httpfs). */
+export const DUCKLAKE_DATA_SCHEMES: readonly string[] = ["s3", "s3a", "gs", "gcs", "r2"];
+/** The DuckDB catalog file of a DuckLake whose catalog is not named (one process at a time). */
+export const DUCKLAKE_CATALOG_FILE = "lakelogic.ducklake";
 /** The URI schemes a delta lake may live under (delta-rs's object stores). */
 export const DELTA_SCHEMES: readonly string[] = ["s3", "s3a", "gs", "az", "abfs", "abfss", "file"];
 const FORMATS = LAKE_FORMATS;
@@ -96,7 +119,8 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
     );
   }
 
-  const table = m.table || contract.dataset;
+  const lake = format === "ducklake" ? duckLakeTarget(contract, options.targetPath ?? m.targetPath) : undefined;
+  const table = lake?.table ?? (m.table || contract.dataset);
   checkName("materialization.table", table, format);
   const fields = contract.fields ?? [];
   const names = new Set<string>();
@@ -132,7 +156,8 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
   }
 
   const q = contract.quarantine;
-  const qTarget = q?.target || `${table}_quarantine`;
+  // A DuckLake quarantine is a table of the same catalog; the original spells it `table:catalog.schema.name`.
+  const qTarget = format === "ducklake" && q?.target?.startsWith("table:") ? q.target.split(".").pop()! : q?.target || `${table}_quarantine`;
   checkQuarantineTarget(qTarget, table, format);
   // Quarantine lives next to the table so one batch is one atomic write; a different format
   // written explicitly in the contract cannot honour that.
@@ -150,13 +175,15 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
     );
   }
 
-  const targetPath = options.targetPath ?? m.targetPath ?? DEFAULT_TARGET_PATH;
+  const ducklake = lake ? duckLakeLocation(contract, lake) : undefined;
+  const targetPath = ducklake?.dataPath ?? options.targetPath ?? m.targetPath ?? DEFAULT_TARGET_PATH;
   checkLakeLocation(targetPath, format);
   const qDir = isQuarantinePath(qTarget) ? { dir: quarantineLocation(qTarget, table) } : {};
   return {
     format: format as LakeFormat,
     strategy: strategy as LakeConfig["strategy"],
     targetPath: isUri(targetPath) ? trimUri(targetPath) : resolve(targetPath),
+    ...(ducklake ? { ducklake } : {}),
     table,
     primaryKey,
     fields,
@@ -170,6 +197,68 @@ export function resolveLakeConfig(contract: Contract, options: { targetPath?: st
       ...qDir,
     },
   };
+}
+
+/**
+ * A DuckLake target as the contract gives it: a directory or URI for the data files (`--target-path`
+ * too), or the original's `table:<catalog>.<schema>.<table>`, whose catalog and data path come
+ * from `metadata.ducklake_metadata` / `ducklake_data_path` (or DUCKLAKE_METADATA / DUCKLAKE_DATA_PATH).
+ */
+interface DuckLakeTarget {
+  /** The data directory or URI, when the target is one. */
+  dir?: string;
+  table?: string;
+  schema: string;
+}
+
+function duckLakeTarget(contract: Contract, target: string | undefined): DuckLakeTarget {
+  if (target === undefined || !target.startsWith("table:")) return { ...(target !== undefined ? { dir: target } : {}), schema: "main" };
+  const parts = target.slice("table:".length).split(".").filter((p) => p !== "");
+  if (parts.length < 2 || parts.length > 3) {
+    throw new ConfigError("materialization.target_path", `"${target}": a DuckLake table target is table:<catalog>.[<schema>.]<table>`);
+  }
+  return { table: parts[parts.length - 1]!, schema: parts.length === 3 ? parts[1]! : "main" };
+}
+
+/** The original's defaults when a `table:` target names neither catalog nor data path. */
+const PYTHON_DUCKLAKE_CATALOG = "./lakehouse/ducklake_catalog.ducklake";
+const PYTHON_DUCKLAKE_DATA = "./lakehouse/ducklake_data/";
+
+function duckLakeLocation(contract: Contract, target: DuckLakeTarget, env: NodeJS.ProcessEnv = process.env): DuckLakeLocation {
+  const meta = contract.raw?.["metadata"];
+  const given = (key: string, variable: string): string | undefined => {
+    const v = meta !== null && typeof meta === "object" ? (meta as Record<string, unknown>)[key] : undefined;
+    if (v !== undefined && (typeof v !== "string" || v.trim() === "")) throw new ConfigError(`metadata.${key}`, "expected a non-empty string");
+    return (v as string | undefined) ?? (env[variable]?.trim() || undefined);
+  };
+  const data = given("ducklake_data_path", "DUCKLAKE_DATA_PATH") ?? target.dir ?? (target.table !== undefined ? PYTHON_DUCKLAKE_DATA : DEFAULT_TARGET_PATH);
+  checkLakeLocation(data, "ducklake");
+  const dataPath = `${isUri(data) ? trimUri(data) : resolve(data)}/`;
+  let catalog = given("ducklake_metadata", "DUCKLAKE_METADATA");
+  if (catalog === undefined) {
+    if (target.table !== undefined) catalog = PYTHON_DUCKLAKE_CATALOG;
+    else if (isUri(data)) {
+      throw new ConfigError(
+        "metadata.ducklake_metadata",
+        `a DuckLake whose data files are at ${redactUrl(data)} needs a catalog every writer reaches: set metadata.ducklake_metadata ` +
+          `(or DUCKLAKE_METADATA) to postgres:<parameters>, e.g. "postgres:dbname=lake host=db.internal" with the password in PGPASSWORD`,
+      );
+    } else catalog = join(resolve(data), DUCKLAKE_CATALOG_FILE);
+  }
+  return { catalog: catalogLocation(catalog), dataPath, schema: target.schema };
+}
+
+/** A catalog DuckLake can attach here: PostgreSQL, or a DuckDB file (given as a path, or `duckdb:<path>`). */
+function catalogLocation(catalog: string): string {
+  const c = catalog.trim().replace(/^ducklake:/, "");
+  if (/^postgres(ql)?:/i.test(c)) return `postgres:${c.replace(/^postgres(ql)?:/i, "")}`;
+  if (/^(md|motherduck|sqlite|mysql):/i.test(c) || isUri(c)) {
+    throw new ConfigError(
+      "metadata.ducklake_metadata",
+      `"${redactText(c)}": this runtime attaches a DuckLake catalog in PostgreSQL (postgres:<parameters>) or in a DuckDB file (a path)`,
+    );
+  }
+  return resolve(c.replace(/^duckdb:/i, ""));
 }
 
 /** Whether a location is a URI (`s3://bucket/lake`) rather than a path. */
@@ -207,13 +296,17 @@ export function checkLakeLocation(targetPath: unknown, format = "duckdb"): void 
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(targetPath)?.[1]?.toLowerCase();
   if (scheme === undefined) return;
   if (format === "delta" && DELTA_SCHEMES.includes(scheme)) return;
+  if (format === "ducklake" && DUCKLAKE_DATA_SCHEMES.includes(scheme)) return;
   const can = DELTA_SCHEMES.filter((s) => s !== "file").map((s) => `${s}://`).join(", ");
+  if (format === "ducklake") {
+    throw new ConfigError("targetPath", `${redactUrl(targetPath)}: format ducklake keeps data files in a local directory or under ${DUCKLAKE_DATA_SCHEMES.map((s) => `${s}://`).join(", ")}; not ${scheme}://`);
+  }
   throw new ConfigError(
     "targetPath",
     format === "delta"
       ? `${redactUrl(targetPath)}: format delta writes a local path or one of ${can}; not ${scheme}://`
       : `${redactUrl(targetPath)}: the lake format ${format} writes a directory on this machine's disk, not a ${scheme}:// location; ` +
-          `give a local or mounted directory path, or write materialization.format: delta, which writes ${can}`,
+          `give a local or mounted directory path, or write materialization.format: delta (which writes ${can}) or ducklake`,
   );
 }
 
@@ -239,6 +332,9 @@ export function checkQuarantineTarget(target: string, table: string, format: str
  * database), so the files of a batch count exactly when its rows do.
  */
 function checkQuarantinePath(target: string, format: string): void {
+  if (format === "ducklake") {
+    throw new ConfigError("quarantine.target", `"${target}" is a path; a DuckLake keeps its quarantine as a table of its catalog: give quarantine.target as a table name`);
+  }
   if (format === "delta" && isUri(target)) return checkLakeLocation(target, format);
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) {
     throw new ConfigError("quarantine.target", `"${target}" is a URL; this lake writes quarantine to a local directory or a table beside the data`);

@@ -5,17 +5,14 @@ import { DuckDBInstance, type DuckDBConnection } from "../util/duckdb.js";
 import { decideCommit } from "../checkpoint/cas.js";
 import type { CheckpointRecord, CheckpointStore } from "../checkpoint/types.js";
 import { LakeLogicError } from "../errors.js";
-import type { Row } from "../engine/types.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
-import { buildChunks, convertAll, selectRows } from "./chunks.js";
-import { stageDeletes } from "./stage.js";
+import { BatchStage } from "./stage.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
 import { joinLocation, type LakeConfig } from "./config.js";
 import { commitOf } from "./commit-log.js";
-import { DeltaTargetCheckpointStore, decodeCommit, encodeCommit, type DeltaCommitMeta } from "./delta-checkpoint.js";
+import { TableCheckpointStore, decodeCommit, encodeCommit, type DeltaCommitMeta } from "./table-checkpoint.js";
 import { DeltaHelper, DeltaHelperError } from "./delta-helper.js";
 import { LakeWriteError } from "./errors.js";
-import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
 import { checkTableContract, recordOf, type StoredColumn } from "./table-contract.js";
 import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.js";
 
@@ -35,7 +32,7 @@ import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.
 export class DeltaLakeWriter implements LakeWriter {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
-  private store?: DeltaTargetCheckpointStore;
+  private store?: TableCheckpointStore;
   /**
    * The newest commit this writer made per stream: what the table holds unless another writer
    * committed since — and then this writer's next commit fails its compare-and-set anyway. Saves
@@ -47,6 +44,7 @@ export class DeltaLakeWriter implements LakeWriter {
     private readonly config: LakeConfig,
     private readonly helper: DeltaHelper,
     private readonly conn: DuckDBConnection,
+    private readonly stage: BatchStage,
     private readonly plans: ColumnPlan[],
     private readonly keyPlans: number[],
     private readonly stageDir: string,
@@ -75,12 +73,8 @@ export class DeltaLakeWriter implements LakeWriter {
       // Timestamps are staged as UTC instants: Delta's `timestamp` (what Spark and Python write).
       await conn.run("SET TimeZone = 'UTC'");
       const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
-      await conn.run(`CREATE TABLE stage (${plans.map((p) => `${quoteIdent(p.name)} ${p.sqlType}`).join(", ")})`);
-      if (config.strategy === "merge" && keyPlans.length > 0) {
-        await conn.run(`CREATE TABLE dstage (${keyPlans.map((k) => `${quoteIdent(plans[k]!.name)} ${plans[k]!.sqlType}`).join(", ")})`);
-      }
-      await conn.run(`CREATE TABLE qstage (${QUARANTINE_COLUMNS.map((c) => `${c.name} ${c.sqlType}`).join(", ")})`);
-      return new DeltaLakeWriter(config, helper, conn, plans, keyPlans, stageDir, tableUri, quarantineUri);
+      const stage = await BatchStage.create(conn, config, plans, keyPlans);
+      return new DeltaLakeWriter(config, helper, conn, stage, plans, keyPlans, stageDir, tableUri, quarantineUri);
     } catch (e) {
       await helper.close().catch(() => undefined);
       rmSync(stageDir, { recursive: true, force: true });
@@ -97,7 +91,7 @@ export class DeltaLakeWriter implements LakeWriter {
 
   /** The stream's checkpoints, read from the table's own commits (`checkpoint: "target"`). */
   checkpointStore(): CheckpointStore {
-    this.store ??= new DeltaTargetCheckpointStore(this.tableUri, (key) => this.held(key), (record) => this.commitOnly(record));
+    this.store ??= new TableCheckpointStore(this.tableUri, (key) => this.held(key), (record) => this.commitOnly(record));
     return this.store;
   }
 
@@ -142,8 +136,8 @@ export class DeltaLakeWriter implements LakeWriter {
     }
     const files: string[] = [];
     try {
-      let count = await this.stageGood(req.good);
-      if (deletes) count -= await stageDeletes(this.conn, this.plans, this.keyPlans, deletes);
+      let count = await this.stage.good(req.good);
+      if (deletes) count -= await this.stage.deletes(deletes);
       const good = await this.copy(this.goodQuery(), `good-${req.batchId}.parquet`, files);
       const dfile = deletes ? await this.copy("SELECT * FROM dstage", `deletes-${req.batchId}.parquet`, files) : undefined;
       const bad = this.quarantineUri !== undefined && req.bad.length > 0 ? req.bad : [];
@@ -216,27 +210,8 @@ export class DeltaLakeWriter implements LakeWriter {
     return { ...nothing, checkpointOutcome: outcome };
   }
 
-  private async stageGood(rows: readonly Row[]): Promise<number> {
-    const { config, conn } = this;
-    const keyed = config.strategy === "merge" || (config.strategy === "overwrite" && this.keyPlans.length > 0);
-    const selection = selectRows(this.plans, rows, keyed ? this.keyPlans : undefined);
-    const count = selection.selected.length;
-    await conn.run("DELETE FROM stage");
-    if (count > 0) {
-      const columns = convertAll(this.plans, rows, selection);
-      const appender = await conn.createAppender("stage");
-      for (const chunk of buildChunks(this.plans.map((p) => p.vectorType), columns, count)) appender.appendDataChunk(chunk);
-      appender.closeSync();
-    }
-    return count;
-  }
-
   private async stageQuarantine(req: WriteRequest, files: string[]): Promise<string> {
-    const q = prepareQuarantine(req.bad, req.batchId, this.config.quarantine.includeErrorReason, new Date());
-    await this.conn.run("DELETE FROM qstage");
-    const appender = await this.conn.createAppender("qstage");
-    for (const chunk of buildChunks(QUARANTINE_COLUMNS.map((c) => c.vectorType), q.columns, q.ids.length)) appender.appendDataChunk(chunk);
-    appender.closeSync();
+    await this.stage.quarantine(req.bad, req.batchId, new Date());
     return this.copy(
       `SELECT * REPLACE (record::VARCHAR AS record, position::VARCHAR AS position, quarantined_at::TIMESTAMPTZ AS quarantined_at) FROM qstage`,
       `quarantine-${req.batchId}.parquet`,

@@ -7,6 +7,8 @@
  *   path gets Parquet files there, listed in that transaction.
  * - delta: Delta Lake tables through delta-rs, on a local path or object storage; each batch's
  *   commit carries the stream's transaction identifier and checkpoint.
+ * - ducklake: DuckDB's DuckLake, catalog in PostgreSQL or a DuckDB file, data files in a
+ *   directory or on object storage; each batch is one catalog transaction with the stream's row.
  * - parquet: a directory per table, new immutable files per batch, made visible by an atomically
  *   replaced manifest.
  *
@@ -16,6 +18,7 @@ import type { Contract } from "../contract/types.js";
 import { resolveLakeConfig } from "./config.js";
 import { DuckDBLakeWriter } from "./duckdb-writer.js";
 import { DeltaLakeWriter } from "./delta-writer.js";
+import { DuckLakeWriter } from "./ducklake-writer.js";
 import { ParquetLakeWriter } from "./parquet-writer.js";
 import type { LakeWriter } from "./types.js";
 
@@ -27,12 +30,14 @@ export interface OpenLakeOptions {
 export async function openLake(contract: Contract, options: OpenLakeOptions = {}): Promise<LakeWriter> {
   const config = resolveLakeConfig(contract, options);
   if (config.format === "delta") return DeltaLakeWriter.open(config);
+  if (config.format === "ducklake") return DuckLakeWriter.open(config);
   return config.format === "duckdb" ? DuckDBLakeWriter.open(config) : ParquetLakeWriter.open(config);
 }
 
 export { DuckDBLakeWriter, type DuckDBWriterHooks } from "./duckdb-writer.js";
 export { ParquetLakeWriter } from "./parquet-writer.js";
 export { DeltaLakeWriter } from "./delta-writer.js";
+export { DuckLakeWriter } from "./ducklake-writer.js";
 export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
 export { readQuarantine, readQuarantineFiles, readTable, type ReadOptions } from "./read.js";
 export { checkLakeLocation, isUri, joinLocation, resolveLakeConfig, LAKE_FORMATS, SHARED_FORMATS, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";

@@ -21,6 +21,7 @@ import { DUCKDB_FILE, EXTRA_COLUMN, joinLocation, RECORD_COLUMN, resolveLakeConf
 import { DeltaHelper } from "./delta-helper.js";
 import { storageOptions } from "./delta-writer.js";
 import { acquireDatabase } from "./duckdb-db.js";
+import { attachDuckLake, LAKE_ALIAS, lakeTable, sharedCatalog } from "./ducklake-catalog.js";
 import { listedFiles, quarantineListingTable } from "./duckdb-quarantine-files.js";
 import { quarantineDir, readManifest, sqlList, tableDir } from "./parquet-writer.js";
 import { parseJsonRecord } from "../util/exact-json.js";
@@ -129,6 +130,7 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
     });
   }
   if (config.format === "delta") return readDelta(config, which);
+  if (config.format === "ducklake") return readDuckLake(config, name);
   const manifest = readManifest(config);
   if (!manifest) return [];
   const files =
@@ -161,6 +163,22 @@ async function readDelta(config: LakeConfig, which: "table" | "quarantine"): Pro
   } finally {
     await helper.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A DuckLake table's current snapshot (none when the catalog or table does not exist yet). */
+async function readDuckLake(config: LakeConfig, name: string): Promise<Row[]> {
+  const location = config.ducklake!;
+  if (!sharedCatalog(location) && !existsSync(location.catalog)) return [];
+  const conn = await attachDuckLake(location);
+  try {
+    const found = await conn.runAndReadAll(
+      "SELECT 1 FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3",
+      [LAKE_ALIAS, location.schema, name],
+    );
+    return found.currentRowCount === 0 ? [] : await readAll(conn, `SELECT * FROM ${lakeTable(location, name)}`);
+  } finally {
+    await conn.run(`DETACH ${LAKE_ALIAS}`).catch(() => undefined);
   }
 }
 

@@ -12,7 +12,6 @@ import { resolveStreamSettings, type StreamOverrides, type StreamSettings } from
 import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
 import { assertLakeHolds, assertStoreHolds, loadStart, openTarget, type StreamTarget } from "../pipeline/open.js";
-import { SHARED_FORMATS } from "../lake/index.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { createSource } from "../sources/registry.js";
 import { Spool, type SpoolOptions } from "./spool.js";
@@ -243,8 +242,10 @@ export class StreamRuntime implements BatchRuntime {
     const target = await this.target(input.spec);
     const fetched = ref ? this.spool.get<PipelineBatch>(ref) : undefined;
     const batch = fetched ?? PipelineBatch.empty((records) => this.validate(input.spec, records));
-    // A local lake on this worker must hold what the stream committed elsewhere (I9).
-    if (!SHARED_FORMATS.includes((await this.settings(input.spec)).contract.materialization.format)) {
+    // A local lake on this worker must hold what the stream committed elsewhere (I9). A Delta
+    // table fences a moved stream itself (each commit compares the stream's transaction version);
+    // a DuckLake is asked, as its catalog may be a file on this worker's disk (one query).
+    if ((await this.settings(input.spec)).contract.materialization.format !== "delta") {
       await assertLakeHolds(target, input.key, previous.batchId, batch.fromCursorSource);
     }
     let committed;

@@ -215,11 +215,21 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
           const admin = new Kafka({ brokers, clientId: "lakelogic-test-admin", logLevel: logLevel.NOTHING }).admin();
           await admin.connect();
           try {
-            await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+            // Right after start-up, topics created at once can fail their wait for leaders: ask again.
+            for (let attempt = 1; ; attempt++) {
+              try {
+                await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+                break;
+              } catch (e) {
+                if (attempt >= 10 || !/does not host this topic-partition|leader/i.test((e as Error).message)) throw e;
+                await delay(200);
+              }
+            }
             // Leaders are elected; make sure the metadata every new client sees has them too.
             for (let i = 0; i < 50; i++) {
-              const meta = await admin.fetchTopicMetadata({ topics: [topic] });
-              const parts = meta.topics[0]?.partitions ?? [];
+              // A broker that just started may not know the topic yet ("does not host this topic-partition").
+              const meta = await admin.fetchTopicMetadata({ topics: [topic] }).catch(() => undefined);
+              const parts = meta?.topics[0]?.partitions ?? [];
               if (parts.length === partitions && parts.every((p) => p.leader >= 0)) break;
               await delay(100);
             }

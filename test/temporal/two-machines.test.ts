@@ -7,8 +7,10 @@
  * - format duckdb on the private disk: the stream fails with LakeNotSharedError on the second
  *   machine — never two partial lakes, never a restart at batch 0.
  * - four streams on two machines write one Delta table at once.
+ * - format ducklake, catalog in PostgreSQL and data on S3: the same move, and four streams
+ *   writing one table; read back by DuckDB's DuckLake extension.
  */
-import type { ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,8 +20,10 @@ import { isBadOrder, orderEvent } from "../../examples/orders.js";
 import { StreamClient, StreamFailedError } from "../../src/temporal/client.js";
 import type { StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { readDelta } from "../support/delta.js";
+import { queryDuckLake } from "../support/ducklake.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
+import { startPostgres, type PostgresServer } from "../support/postgres.js";
 import { stopProcess, waitFor } from "../support/proc.js";
 import { requireService } from "../support/services.js";
 import { startTemporal } from "../support/temporal.js";
@@ -28,6 +32,7 @@ import { ORDERS_CONTRACT, spawnWorker } from "./support.js";
 const temporal = await requireService("temporal: two machines", () => startTemporal());
 let kafka: KafkaBroker;
 let s3: ObjectStoreServer;
+let pg: PostgresServer;
 let streams: StreamClient;
 const workers: ChildProcess[] = [];
 // The path every machine has, each with its own disk mounted there.
@@ -36,11 +41,17 @@ const disk = mkdtempSync(join(tmpdir(), "ll-machine-disk-"));
 // The orders contract with its lake in Delta.
 const DELTA_CONTRACT = join(mkdtempSync(join(tmpdir(), "ll-two-contract-")), "orders.yaml");
 writeFileSync(DELTA_CONTRACT, readFileSync(ORDERS_CONTRACT, "utf8").replace(/format: duckdb/, "format: delta"));
+// And in a DuckLake, whose catalog every machine reaches (DUCKLAKE_METADATA in the workers' environment).
+const DUCKLAKE_CONTRACT = join(mkdtempSync(join(tmpdir(), "ll-two-contract-")), "orders.yaml");
+writeFileSync(DUCKLAKE_CONTRACT, readFileSync(ORDERS_CONTRACT, "utf8").replace(/format: duckdb/, "format: ducklake"));
 
-const s3Env = (): NodeJS.ProcessEnv => s3Environment(s3.endpoint);
+// One PostgreSQL database per lake: a DuckLake catalog has one data path.
+const catalog = (db = "postgres"): string => `postgres:dbname=${db} host=127.0.0.1 port=${pg.port} user=postgres`;
+const s3Env = (db?: string): NodeJS.ProcessEnv => ({ ...s3Environment(s3.endpoint), DUCKLAKE_METADATA: catalog(db) });
+const duckLake = (dataPath: string, sql: string, db?: string) => queryDuckLake({ catalog: catalog(db), dataPath, s3: { endpoint: s3.endpoint } }, sql);
 
 beforeAll(async () => {
-  [kafka, s3] = await Promise.all([startKafka(), startS3()]);
+  [kafka, s3, pg] = await Promise.all([startKafka(), startS3(), startPostgres()]);
   await s3.createBucket("lake");
   streams = await StreamClient.connect({ address: temporal!.address });
 }, 180_000);
@@ -48,13 +59,13 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const w of workers) await stopProcess(w);
   await streams?.close();
-  await Promise.all([kafka?.stop(), s3?.stop()]);
+  await Promise.all([kafka?.stop(), s3?.stop(), pg?.stop()]);
   await temporal?.stop();
   rmSync(disk, { recursive: true, force: true });
 });
 
-function machine(): Promise<ChildProcess> {
-  return spawnWorker(temporal!.address, "lakelogic", { privateDisk: disk, env: s3Env() }).then((w) => {
+function machine(queue = "lakelogic", db?: string): Promise<ChildProcess> {
+  return spawnWorker(temporal!.address, queue, { privateDisk: disk, env: s3Env(db) }).then((w) => {
     workers.push(w);
     return w;
   });
@@ -163,5 +174,45 @@ describe.skipIf(!temporal)("two workers, two machines", () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(good);
     expect(readDelta("s3://lake/four/orders_quarantine", s3Env()).rows).toHaveLength(bad);
+  }, 600_000);
+
+  it("ducklake (PostgreSQL catalog, data on S3): the stream finishes on the other machine, one table holds every record once", async () => {
+    const N = 12_000;
+    await produce("orders-ducklake", 0, N);
+    const wf = input("orders-ducklake", "two::ducklake", "s3://lake/ducklake-move", { contract: DUCKLAKE_CONTRACT });
+    const { b } = await moveMidRun(wf);
+    await produce("orders-ducklake", N, 2_000, false);
+    await waitFor("every record committed on machine B", async () => (await streams.status(wf.checkpointKey!)).sourceCount >= N + 2_000, 300_000, 100);
+    await streams.signal(wf.checkpointKey!, "stop");
+    const result: StreamWorkflowResult = await streams.result(wf.checkpointKey!);
+    expect(result.totals.sourceCount).toBe(N + 2_000);
+    const { good, bad } = expectedSplit(0, N + 2_000);
+    const [rows] = await duckLake("s3://lake/ducklake-move/", "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM lake.main.orders");
+    expect(rows, "every good record, no key twice").toEqual({ n: good, ids: good });
+    const [q] = await duckLake("s3://lake/ducklake-move/", "SELECT count(*) AS n FROM lake.main.orders_quarantine");
+    expect(q!["n"], "every bad record once").toBe(bad);
+    await stopProcess(b);
+  }, 600_000);
+
+  it("four streams on two machines write one DuckLake table at once", async () => {
+    const PER = 3_000;
+    await Promise.all([0, 1, 2, 3].map((s) => produce(`orders-dl-four-${s}`, s * PER, PER)));
+    execFileSync(join(pg.binDir, "createdb"), ["-h", "127.0.0.1", "-p", String(pg.port), "-U", "postgres", "four"]);
+    // Workers of their own queue, whose environment names the catalog of this lake.
+    await Promise.all([machine("dl-four", "four"), machine("dl-four", "four")]);
+    const four = await StreamClient.connect({ address: temporal!.address, taskQueue: "dl-four" });
+    const handles = await Promise.all(
+      [0, 1, 2, 3].map((s) =>
+        four.start(input(`orders-dl-four-${s}`, `dl-four::${s}`, "s3://lake/ducklake-four", { contract: DUCKLAKE_CONTRACT, batchSize: 250, mode: "available_now" })),
+      ),
+    );
+    const results = (await Promise.all(handles.map((h) => h.result()))) as StreamWorkflowResult[];
+    await four.close();
+    for (const r of results) expect(r.totals.sourceCount).toBe(PER);
+    const { good, bad } = expectedSplit(0, 4 * PER);
+    const [rows] = await duckLake("s3://lake/ducklake-four/", "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM lake.main.orders", "four");
+    expect(rows).toEqual({ n: good, ids: good });
+    const [q] = await duckLake("s3://lake/ducklake-four/", "SELECT count(*) AS n FROM lake.main.orders_quarantine", "four");
+    expect(q!["n"]).toBe(bad);
   }, 600_000);
 });

@@ -13,7 +13,7 @@ const MATERIALIZATION_KEYS = [
   "dlt_destination", "dlt_credentials", "dlt_dataset_name", "trigger",
 ];
 const STRATEGIES: readonly Strategy[] = ["append", "merge", "overwrite", "scd2"];
-const FORMATS: readonly LakeFormat[] = ["duckdb", "parquet", "delta"];
+const FORMATS: readonly LakeFormat[] = ["duckdb", "parquet", "delta", "ducklake"];
 
 export function readMaterialization(cx: NormaliseContext, data: Obj, dataset: string, info: Contract["info"]): Materialization {
   const path: YamlPath = ["materialization"];
@@ -63,16 +63,16 @@ function resolvePartitionColumns(cx: NormaliseContext, partitionBy: string[], pa
 
 /** A lake format; the original's other formats load (with a warning) so one contract serves both. */
 export function readFormat(cx: NormaliseContext, v: unknown, path: YamlPath, fallback: LakeFormat): { format: LakeFormat; declared?: string } {
-  const s = asOptStr(cx, v, path, "duckdb, parquet or delta");
+  const s = asOptStr(cx, v, path, "duckdb, parquet, delta or ducklake");
   if (s === undefined) return { format: fallback };
   const t = s.trim().toLowerCase();
   if ((FORMATS as readonly string[]).includes(t)) return { format: t as LakeFormat };
   const guess = didYouMean(t, FORMATS);
   if (guess !== undefined) {
-    cx.error(path, `unknown format '${s}' (did you mean ${guess}?)`, "duckdb, parquet or delta");
+    cx.error(path, `unknown format '${s}' (did you mean ${guess}?)`, "duckdb, parquet, delta or ducklake");
     return { format: fallback };
   }
   // Other formats of the original (iceberg, csv…) load, so the contract stays shared; no engine here writes them.
-  cx.warn(path, `format '${s}' is written by no engine here (duckdb, parquet, delta): a run refuses it`, "unsupported");
+  cx.warn(path, `format '${s}' is written by no engine here (duckdb, parquet, delta, ducklake): a run refuses it`, "unsupported");
   return { format: fallback, declared: s };
 }

@@ -5,7 +5,13 @@ import type { CheckpointRecord, CheckpointStore, CommitOutcome, Counts } from ".
 import type { TableRecord } from "./table-contract.js";
 import type { WriteResult } from "./types.js";
 
-/** A checkpoint as a Delta commit's metadata holds it (JSON; the cursor in typed JSON). */
+/**
+ * Checkpoints kept in the table's own commits (`checkpoint: "target"`, the default for delta and
+ * ducklake): the store reads the newest commit of the stream and writes an empty batch carrying a
+ * record, through the writer.
+ */
+
+/** A checkpoint as a table commit holds it (JSON; the cursor in typed JSON). */
 export interface EncodedCheckpoint {
   cursor: string;
   committedAt: string;
@@ -41,28 +47,33 @@ export function decodeCommit(raw: unknown, key: string, version: number, uri: st
   if (!meta || typeof meta !== "object") return { batchId: version, key };
   const c = meta.checkpoint;
   if (!c) return { ...meta, batchId: version };
-  const record: CheckpointRecord = {
+  return { ...meta, batchId: version, record: decodeCheckpoint(c, key, version, uri) };
+}
+
+/** A stored checkpoint of stream `key` at `batchId`, read back. */
+export function decodeCheckpoint(c: EncodedCheckpoint, key: string, batchId: number, location: string): CheckpointRecord {
+  return {
     key,
-    cursor: decodeStoredCursor(c.cursor, key, uri),
-    batchId: version,
+    cursor: decodeStoredCursor(c.cursor, key, location),
+    batchId,
     committedAt: new Date(c.committedAt),
     batch: c.batch,
     totals: c.totals,
     writerId: c.writerId,
   };
-  return { ...meta, batchId: version, record };
 }
 
 /**
- * Checkpoints read from a Delta table's own commits (`checkpoint: "target"`, the default for
- * delta): a stream's batch is its transaction version, its cursor the metadata of the commit that
- * set it. The writer commits them with the rows (WriteRequest.checkpoint); `commit` here writes
- * an empty batch carrying the record. Same compare-and-set rules as every CheckpointStore.
+ * Checkpoints read from a table's own commits: on Delta a stream's batch is its transaction
+ * version and its cursor the metadata of the commit that set it; on DuckLake, the stream's row in
+ * the catalog, replaced in each batch's transaction. The writer commits them with the rows
+ * (WriteRequest.checkpoint); `commit` here writes an empty batch carrying the record. Same
+ * compare-and-set rules as every CheckpointStore.
  */
-export class DeltaTargetCheckpointStore implements CheckpointStore {
+export class TableCheckpointStore implements CheckpointStore {
   constructor(
     readonly location: string,
-    private readonly held: (key: string) => Promise<(DeltaCommitMeta & { record?: CheckpointRecord }) | undefined>,
+    private readonly held: (key: string) => Promise<{ batchId: number; record?: CheckpointRecord } | undefined>,
     private readonly commitOnly: (record: CheckpointRecord) => Promise<WriteResult>,
   ) {}
 
