@@ -91,6 +91,8 @@ describe.each([
   ["parquet", "merge"],
   ["delta", "append"],
   ["delta", "merge"],
+  ["ducklake", "append"],
+  ["ducklake", "merge"],
 ] as const)("SIGKILL during %s %s writes", (format, strategy) => {
   it(
     "leaves a consistent prefix of whole batches every time",

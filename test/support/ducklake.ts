@@ -17,8 +17,8 @@ export interface DuckLakeReadOptions {
   s3?: { endpoint: string };
 }
 
-/** Rows of `sql` (tables as `lake.main.<name>`); integers beyond 2^53 as bigint. */
-export async function queryDuckLake(o: DuckLakeReadOptions, sql: string): Promise<Array<Record<string, unknown>>> {
+/** A connection with the lake attached read-only: `query` many times (each sees the newest snapshot), then `close`. */
+export async function openDuckLakeReader(o: DuckLakeReadOptions): Promise<{ query(sql: string): Promise<Array<Record<string, unknown>>>; close(): Promise<void> }> {
   const instance = await DuckDBInstance.create(":memory:", { extension_directory: extensionDir(), autoinstall_known_extensions: "false" });
   const conn = await instance.connect();
   if (o.s3) {
@@ -28,8 +28,23 @@ export async function queryDuckLake(o: DuckLakeReadOptions, sql: string): Promis
   }
   if (o.catalog.startsWith("postgres:")) await conn.run("LOAD postgres_scanner");
   await conn.run(`ATTACH 'ducklake:${o.catalog}' AS lake (DATA_PATH '${o.dataPath}', READ_ONLY)`);
-  const reader = await conn.runAndReadAll(sql);
-  const rows = reader.getRowObjectsJS() as Array<Record<string, unknown>>;
-  await conn.run("DETACH lake");
-  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "bigint" && Number.isSafeInteger(Number(v)) ? Number(v) : v])));
+  return {
+    async query(sql) {
+      const rows = (await conn.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+      return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "bigint" && Number.isSafeInteger(Number(v)) ? Number(v) : v])));
+    },
+    async close() {
+      await conn.run("DETACH lake");
+    },
+  };
+}
+
+/** Rows of `sql` (tables as `lake.main.<name>`); integers beyond 2^53 as bigint. */
+export async function queryDuckLake(o: DuckLakeReadOptions, sql: string): Promise<Array<Record<string, unknown>>> {
+  const reader = await openDuckLakeReader(o);
+  try {
+    return await reader.query(sql);
+  } finally {
+    await reader.close();
+  }
 }
