@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- --kills 1000 [--seed S] [--sources file,postgres] [--runtimes sink,temporal] [--lake duckdb|delta] [--json]`
+ * `npm run chaos -- --kills 1000 [--seed S] [--sources file,postgres] [--runtimes sink,temporal] [--lake duckdb|delta|ducklake] [--json]`
  *
  * SIGKILLs stream consumers at random moments across source kinds and both runtimes (StreamSink
  * and a Temporal worker), with poison records mixed in, then audits every stream: nothing lost,
@@ -11,7 +11,7 @@
 import { RUNTIMES, runChaos, type ChaosReport, type Runtime } from "./chaos/harness.js";
 import { SOURCE_KINDS, type SourceKind } from "./chaos/source-driver.js";
 
-const usage = `Usage: npm run chaos -- [--kills N] [--seed S] [--sources ${SOURCE_KINDS.join(",")}] [--runtimes ${RUNTIMES.join(",")}] [--lake duckdb|delta] [--json]`;
+const usage = `Usage: npm run chaos -- [--kills N] [--seed S] [--sources ${SOURCE_KINDS.join(",")}] [--runtimes ${RUNTIMES.join(",")}] [--lake duckdb|delta|ducklake] [--json]`;
 
 function listOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T[] {
   const items = value.split(",").map((s) => s.trim()).filter(Boolean);
@@ -19,13 +19,13 @@ function listOf<T extends string>(flag: string, value: string, allowed: readonly
   return items as T[];
 }
 
-function parse(argv: string[]): { kills: number; seed: number; sources: SourceKind[]; runtimes: Runtime[]; lake: "duckdb" | "delta"; json: boolean } {
+function parse(argv: string[]): { kills: number; seed: number; sources: SourceKind[]; runtimes: Runtime[]; lake: "duckdb" | "delta" | "ducklake"; json: boolean } {
   const o = {
     kills: 100,
     seed: (Date.now() ^ process.pid) >>> 0,
     sources: [...SOURCE_KINDS] as SourceKind[],
     runtimes: [...RUNTIMES] as Runtime[],
-    lake: "duckdb" as "duckdb" | "delta",
+    lake: "duckdb" as "duckdb" | "delta" | "ducklake",
     json: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -39,7 +39,7 @@ function parse(argv: string[]): { kills: number; seed: number; sources: SourceKi
     else if (flag === "--seed") o.seed = Number(value()) >>> 0;
     else if (flag === "--sources") o.sources = listOf(flag, value(), SOURCE_KINDS);
     else if (flag === "--runtimes") o.runtimes = listOf(flag, value(), RUNTIMES);
-    else if (flag === "--lake") o.lake = listOf(flag, value(), ["duckdb", "delta"] as const)[0]!;
+    else if (flag === "--lake") o.lake = listOf(flag, value(), ["duckdb", "delta", "ducklake"] as const)[0]!;
     else if (flag === "--json") o.json = true;
     else throw new Error(`unknown option "${flag}"\n${usage}`);
   }

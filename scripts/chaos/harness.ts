@@ -27,7 +27,7 @@ export interface ChaosOptions {
   /** Distinct keys per stream; default grows with the kills per stream. */
   keys?: number;
   /** The lake format every stream writes (its checkpoint stays a SQLite file). Default duckdb. */
-  lake?: "duckdb" | "delta";
+  lake?: "duckdb" | "delta" | "ducklake";
   log?: (line: string) => void;
 }
 
@@ -132,7 +132,7 @@ async function drainSink(c: Cell): Promise<void> {
   }
 }
 
-async function makeCell(source: SourceKind, runtime: Runtime, driver: SourceDriver, keys: number, root: string, lake: "duckdb" | "delta"): Promise<Cell> {
+async function makeCell(source: SourceKind, runtime: Runtime, driver: SourceDriver, keys: number, root: string, lake: "duckdb" | "delta" | "ducklake"): Promise<Cell> {
   const dir = join(root, `${source}-${runtime}`);
   mkdirSync(dir, { recursive: true });
   const contract = join(dir, "chaos.yaml");

@@ -229,7 +229,7 @@ function duckLakeLocation(contract: Contract, target: DuckLakeTarget, env: NodeJ
   const given = (key: string, variable: string): string | undefined => {
     const v = meta !== null && typeof meta === "object" ? (meta as Record<string, unknown>)[key] : undefined;
     if (v !== undefined && (typeof v !== "string" || v.trim() === "")) throw new ConfigError(`metadata.${key}`, "expected a non-empty string");
-    return (v as string | undefined) ?? (env[variable]?.trim() || undefined);
+    return v ?? (env[variable]?.trim() || undefined);
   };
   const data = given("ducklake_data_path", "DUCKLAKE_DATA_PATH") ?? target.dir ?? (target.table !== undefined ? PYTHON_DUCKLAKE_DATA : DEFAULT_TARGET_PATH);
   checkLakeLocation(data, "ducklake");
