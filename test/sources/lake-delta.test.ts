@@ -3,10 +3,12 @@
  * Delta (merge, with its Change Data Feed; append) read by `type: lake` into a duckdb silver,
  * incrementally by table version; a read stopped inside a version resumes exactly; a table
  * another Delta writer made without a change feed (merge, then optimize) gives the files each
- * version added, and nothing for a compaction. Spark's side is test/spark/delta-interop.test.ts.
+ * version added, and nothing for a compaction; a table Spark writes (two appends, then an
+ * OPTIMIZE) read in two incremental runs. SparkStreamSink reading StreamSink's Delta bronze is
+ * test/spark/delta-interop.test.ts.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -18,6 +20,7 @@ import { createSource } from "../../src/sources/registry.js";
 import { LakeTableSource } from "../../src/sources/lake/source.js";
 import type { CursorSource, SourceRecord } from "../../src/sources/core/types.js";
 import { deltaPython, readDelta } from "../support/delta.js";
+import { requireSpark } from "../support/spark.js";
 import { orders, silverContract, writeBronze } from "./lake-source-support.js";
 
 const root = mkdtempSync(join(tmpdir(), "lakelogic-lake-delta-"));
@@ -149,4 +152,85 @@ describe("lake source on a Delta table without a change feed", () => {
     expect(seen.filter(([v]) => v === 4).map(([, x]) => x)).toEqual(["f"]);
     expect(read.map(id)).toHaveLength(9);
   }, 60_000);
+});
+
+/** One Spark application: two appends (versions 0, 1), a pause until `go`, one more append and an OPTIMIZE. */
+const SPARK_WRITER = `
+import os, sys, time
+from datetime import datetime, timezone
+from decimal import Decimal
+from pyspark.sql import SparkSession
+path, signals, jars = sys.argv[1], sys.argv[2], sys.argv[3]
+b = SparkSession.builder.master("local[1]").appName("lakelogic-test-writer")
+for k, v in {"spark.jars": jars, "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1", "spark.sql.session.timeZone": "UTC",
+             "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}.items():
+    b = b.config(k, v)
+spark = b.getOrCreate()
+schema = "id BIGINT, big BIGINT, amount DECIMAL(10,2), at TIMESTAMP, name STRING"
+def rows(a, z):
+    return [(i, 2**62 + i, Decimal(i) / 4, datetime(2026, 1, 1, 0, 0, i % 60, 250000, tzinfo=timezone.utc), "n%d" % i) for i in range(a, z)]
+def append(a, z):
+    spark.createDataFrame(rows(a, z), schema).repartition(2).write.format("delta").mode("append").save(path)
+append(0, 40)
+append(40, 50)
+open(os.path.join(signals, "one"), "w").close()
+while not os.path.exists(os.path.join(signals, "go")):
+    time.sleep(0.05)
+append(50, 70)
+spark.sql("OPTIMIZE delta.\`%s\`" % path)
+spark.stop()
+os._exit(0)
+`;
+
+describe("lake source on a Delta table Spark writes", () => {
+  it("reads Spark's versions incrementally: the second read only the new rows, the OPTIMIZE none", async () => {
+    const rt = requireSpark();
+    const dir = fresh();
+    const table = join(dir, "lake", "spark_events");
+    writeFileSync(join(dir, "writer.py"), SPARK_WRITER);
+    const proc = spawn(rt.python, [join(dir, "writer.py"), table, dir, rt.jars.join(",")], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, PYSPARK_PYTHON: rt.python, PYSPARK_DRIVER_PYTHON: rt.python },
+    });
+    let stderr = "";
+    proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exit = new Promise<number | null>((resolve) => proc.on("exit", resolve));
+    try {
+      const until = async (file: string): Promise<void> => {
+        while (!existsSync(join(dir, file))) {
+          if (proc.exitCode !== null) throw new Error(`the Spark writer exited ${proc.exitCode}: ${stderr.slice(-3000)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      await until("one");
+      const source = () => new LakeTableSource({ path: join(dir, "lake"), table: "spark_events", chunkSize: 16 });
+      const first = source();
+      const one = await drain(first);
+      const want = (a: number, z: number) =>
+        Array.from({ length: z - a }, (_, k) => {
+          const i = a + k;
+          return { id: i, big: 2n ** 62n + BigInt(i), amount: (i / 4).toFixed(2), at: `2026-01-01T00:00:${String(i % 60).padStart(2, "0")}.250Z`, name: `n${i}` };
+        });
+      const byId = (rs: SourceRecord[]) => rs.map((r) => r.value as { id: number }).sort((x, y) => x.id - y.id);
+      expect(byId(one)).toEqual(want(0, 50));
+      expect(one.every((r) => (r.position as { version: number }).version <= 1)).toBe(true);
+      const cursor = first.currentCursor();
+      await first.close();
+
+      writeFileSync(join(dir, "go"), "");
+      expect(await exit, stderr.slice(-3000)).toBe(0);
+      const snapshot = readDelta(table);
+      expect(snapshot.version).toBe(3);
+      expect(snapshot.history[0]?.["operation"]).toBe("OPTIMIZE");
+      const second = source();
+      await second.seek(cursor);
+      const two = await drain(second);
+      expect(byId(two)).toEqual(want(50, 70));
+      expect(two.every((r) => (r.position as { version: number }).version === 2)).toBe(true);
+      await second.close();
+    } finally {
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+    }
+  }, 300_000);
 });

@@ -84,7 +84,7 @@ const DELTA: Positions = {
     const e = end as { seq?: unknown; version?: unknown } | null;
     if (e?.seq === 0) return -1; // as SEQ.until: nothing was there
     if (!count(e?.version, -1)) throw new ConfigError("cursor", `end snapshot ${JSON.stringify(end)} is not a Delta lake source snapshot ({"version": v})`);
-    return e.version as number;
+    return e.version;
   },
   progress: (at, until) => (until <= 0 ? undefined : Math.min(1, (at as DeltaPosition).version / until)),
   none: -1,
