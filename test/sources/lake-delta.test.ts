@@ -11,7 +11,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
@@ -20,8 +20,9 @@ import { createSource } from "../../src/sources/registry.js";
 import { LakeTableSource } from "../../src/sources/lake/source.js";
 import type { CursorSource, SourceRecord } from "../../src/sources/core/types.js";
 import { deltaPython, readDelta } from "../support/delta.js";
+import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
 import { requireSpark } from "../support/spark.js";
-import { orders, silverContract, writeBronze } from "./lake-source-support.js";
+import { orders, silverContract, writeBronze, type Order } from "./lake-source-support.js";
 
 const root = mkdtempSync(join(tmpdir(), "lakelogic-lake-delta-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -121,6 +122,85 @@ materialization: {strategy: append, format: delta, target_path: ${JSON.stringify
     expect(await drain(again)).toEqual([]);
     await next.close();
     await again.close();
+  }, 120_000);
+});
+
+describe("lake source on a Delta bronze, continuous", () => {
+  it("polls for new versions (injected pause); a duckdb or parquet cursor is refused", async () => {
+    const dir = fresh();
+    await writeBronze(dir, "delta", "bronze-1", orders(0, 20));
+    const ac = new AbortController();
+    let polls = 0;
+    const source = new LakeTableSource({
+      path: join(dir, "bronze"),
+      table: "bronze_orders",
+      chunkSize: 6,
+      sleep: async () => {
+        polls++;
+        if (polls === 1) await writeBronze(dir, "delta", "bronze-2", orders(20, 30));
+        else ac.abort();
+        return !ac.signal.aborted;
+      },
+    });
+    const read: SourceRecord[] = [];
+    for await (const r of source.read({ mode: "continuous", signal: ac.signal })) read.push(r);
+    expect(read.map(id)).toEqual(orders(0, 30).filter((o) => o.amount >= 0).map((o) => o.order_id));
+    expect(polls).toBe(2);
+    await source.close();
+    const other = new LakeTableSource({ path: join(dir, "bronze"), table: "bronze_orders" });
+    await expect(other.seek({ seq: 12 })).rejects.toThrow(/Delta: give the stream a new checkpoint key/);
+  }, 60_000);
+});
+
+describe("lake source on a Delta bronze on S3", () => {
+  let s3: ObjectStoreServer;
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    s3 = await startS3();
+    await s3.createBucket("lake");
+    // Credentials from the default chain (here: the environment), as for the Delta writer.
+    for (const [k, v] of Object.entries(s3Environment(s3.endpoint))) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await s3?.stop();
+  });
+
+  it("reads an s3:// lake by version: inserts, then a merge's changes only", async () => {
+    const dir = fresh();
+    const contract = join(dir, "bronze.yaml");
+    writeFileSync(
+      contract,
+      `dataset: bronze_orders
+model:
+  fields:
+    - {name: order_id, type: string, required: true}
+    - {name: amount, type: double}
+    - {name: status, type: string}
+primary_key: [order_id]
+materialization: {strategy: merge, format: delta, target_path: "s3://lake/bronze"}
+`,
+    );
+    const write = (rows: Order[], key: string) =>
+      new StreamSink(contract, new IterableSource(() => rows, { replayable: true }), { checkpoint: join(dir, "ck.sqlite"), checkpointKey: key, batchSize: 15 }).run("available_now");
+    await write(orders(0, 30), "a");
+    const first = new LakeTableSource({ path: "s3://lake/bronze", table: "bronze_orders", chunkSize: 8 });
+    expect((await drain(first)).map(id)).toEqual(orders(0, 30).map((o) => o.order_id));
+    const cursor = first.currentCursor();
+    await first.close();
+    await write([...orders(0, 5, 2), ...orders(30, 35)], "b");
+    const next = new LakeTableSource({ path: "s3://lake/bronze", table: "bronze_orders" });
+    await next.seek(cursor);
+    const changed = await drain(next);
+    expect(changed.map(id).sort()).toEqual([...orders(0, 5), ...orders(30, 35)].map((o) => o.order_id).sort());
+    expect(changed.find((r) => id(r) === "o1")?.value).toMatchObject({ amount: 2 });
+    await next.close();
   }, 120_000);
 });
 

@@ -175,8 +175,12 @@ export class LakeTableSource implements CursorSource {
   }
 
   seek(cursor: Cursor | undefined): Promise<void> {
-    this.cursor = cursor === undefined || cursor === null ? undefined : this.positions(cursor).check(cursor, "cursor");
-    return Promise.resolve();
+    try {
+      this.cursor = cursor === undefined || cursor === null ? undefined : this.positions(cursor).check(cursor, "cursor");
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   currentCursor(): Cursor | undefined {
