@@ -175,12 +175,11 @@ export class LakeTableSource implements CursorSource {
   }
 
   seek(cursor: Cursor | undefined): Promise<void> {
-    try {
+    // A cursor that is not this table's kind rejects (thrown in the executor).
+    return new Promise((resolve) => {
       this.cursor = cursor === undefined || cursor === null ? undefined : this.positions(cursor).check(cursor, "cursor");
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+      resolve();
+    });
   }
 
   currentCursor(): Cursor | undefined {
