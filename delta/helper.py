@@ -3,7 +3,8 @@
     python helper.py     requests on stdin, one JSON reply per request on stdout
 
 The TypeScript side validates the batch and stages its rows as Parquet files (src/lake/delta-writer.ts);
-this process commits them to the Delta tables. Each target commit carries a Delta transaction
+this process commits them to the Delta tables. It also reads tables back: a snapshot (`read`), and
+the rows each version added, page by page (`latest`, `changes`: the lake source). Each target commit carries a Delta transaction
 identifier (`txn`: appId = the stream's checkpoint key, version = the batch id) and the stream's
 checkpoint in the commit's metadata, so the table itself records which batch it holds. Commits
 are optimistic: a commit that loses a race (CommitFailedError) is tried again from re-reading the
@@ -227,11 +228,11 @@ class Readers:
             dt.update_incremental()
         return dt
 
-    def version_rows(self, uri, storage, fs, version):
+    def version_rows(self, uri, storage, fs, version, types):
         cached = self.rows.get(uri)
         if cached is not None and cached[0] == version:
             return cached[1]
-        rows = changed_rows(fs, version)
+        rows = changed_rows(fs, version, types)
         self.rows[uri] = (version, rows)
         return rows
 
@@ -295,7 +296,7 @@ def arrow_type(delta_type):
     return simple.get(delta_type) if isinstance(delta_type, str) else None
 
 
-def changed_rows(fs, version):
+def changed_rows(fs, version, types):
     """The rows version `version` added, in commit order (actions, then rows of each file):
 
     - a commit with change-data files (`cdc`, tables with delta.enableChangeDataFeed): their
@@ -306,16 +307,6 @@ def changed_rows(fs, version):
       rearrange data (optimize: dataChange false) bring none.
     """
     actions = commit_actions(fs, version)
-    meta = [a["metaData"] for a in actions if "metaData" in a]
-    if meta and (meta[0].get("configuration") or {}).get("delta.columnMapping.mode", "none") != "none":
-        raise ValueError("the table uses column mapping (delta.columnMapping.mode): its files' column names are not the table's; the lake source does not read such tables")
-    types = {}
-    schema_text = meta[0].get("schemaString") if meta else None
-    if schema_text:
-        for f in json.loads(schema_text).get("fields", []):
-            t = arrow_type(f.get("type"))
-            if t is not None:
-                types[f["name"]] = t
     cdc = [a["cdc"] for a in actions if "cdc" in a]
     parts = []
     if cdc:
@@ -361,11 +352,22 @@ def op_changes(m):
     dt = READERS.table(uri, storage)
     if dt is None:
         return {"rows": 0, "scanned": -1}
+    if (dt.metadata().configuration or {}).get("delta.columnMapping.mode", "none") != "none":
+        raise ValueError(
+            "the table uses column mapping (delta.columnMapping.mode): its files store columns under other names; "
+            "the lake source does not read such tables (read them with Spark or delta-rs)"
+        )
+    # Partition values are text in the log: typed by the table's schema.
+    types = {}
+    for f in json.loads(dt.schema().to_json()).get("fields", []):
+        t = arrow_type(f.get("type"))
+        if t is not None:
+            types[f["name"]] = t
     fs = pafs.PyFileSystem(DeltaStorageHandler(dt.table_uri, storage or None))
     version, skip, until, limit = m["version"], m["row"], min(m["until"], dt.version()), m["limit"]
     pages, taken, scanned = [], 0, version - 1
     while version <= until and taken < limit:
-        rows = READERS.version_rows(uri, storage, fs, version)
+        rows = READERS.version_rows(uri, storage, fs, version, types)
         n = 0 if rows is None else rows.num_rows
         if skip < n:
             page = rows.slice(skip, limit - taken)
