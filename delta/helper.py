@@ -3,7 +3,8 @@
     python helper.py     requests on stdin, one JSON reply per request on stdout
 
 The TypeScript side validates the batch and stages its rows as Parquet files (src/lake/delta-writer.ts);
-this process commits them to the Delta tables. Each target commit carries a Delta transaction
+this process commits them to the Delta tables. It also reads tables back: a snapshot (`read`), and
+the rows each version added, page by page (`latest`, `changes`: the lake source). Each target commit carries a Delta transaction
 identifier (`txn`: appId = the stream's checkpoint key, version = the batch id) and the stream's
 checkpoint in the commit's metadata, so the table itself records which batch it holds. Commits
 are optimistic: a commit that loses a race (CommitFailedError) is tried again from re-reading the
@@ -18,15 +19,19 @@ _OUT = sys.stdout
 sys.stdout = sys.stderr  # anything a library prints goes to stderr, never the protocol
 
 import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake  # noqa: E402
 from deltalake.exceptions import CommitFailedError, TableNotFoundError  # noqa: E402
+from deltalake.fs import DeltaStorageHandler  # noqa: E402
 
 META = "lakelogic"
 OP = "_lakelogic_op"
 # A commit lost to a rival is re-read and tried again; a stream's own batches never race for
 # long, so this bound only stops a livelock among many writers of one table.
 MAX_ATTEMPTS = 50
+CHANGE_FEED = {"delta.enableChangeDataFeed": "true"}
 
 
 def send(msg):
@@ -133,6 +138,10 @@ def write_target(t, dt, storage, props):
             mode="overwrite" if mode == "overwrite" else "append",
             schema_mode="merge",
             storage_options=None if dt is not None else (storage or None),
+            # A merge table records its changes (Change Data Feed): a reader of its versions (the
+            # lake source, Spark's readChangeFeed) gets the rows a merge changed, not every row
+            # of the files it rewrote.
+            configuration=CHANGE_FEED if dt is None and mode == "merge" else None,
             commit_properties=props,
         )
         return good.num_rows, 0
@@ -192,7 +201,191 @@ def op_read(m):
     return {"exists": True, "version": dt.version()}
 
 
-OPS = {"open": op_open, "load": op_load, "write": op_write, "read": op_read}
+# ── reading a table's changes, version by version (the `lake` source, src/sources/lake) ──
+
+VERSION_COLUMN = "__lakelogic_version"
+ROW_COLUMN = "__lakelogic_row"
+# Rows a change-data file holds that are a row's new state; preimages and deletions are not rows.
+NEW_STATE = ("insert", "update_postimage")
+
+
+class Readers:
+    """The tables this process reads, kept open, and the rows of the last version read per
+    table: a version larger than a page is read once, not once per page."""
+
+    def __init__(self):
+        self.tables = {}
+        self.rows = {}
+
+    def table(self, uri, storage):
+        dt = self.tables.get(uri)
+        if dt is None:
+            dt = table(uri, storage)
+            if dt is None:
+                return None
+            self.tables[uri] = dt
+        else:
+            dt.update_incremental()
+        return dt
+
+    def version_rows(self, uri, storage, fs, version, types):
+        cached = self.rows.get(uri)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        rows = changed_rows(fs, version, types)
+        self.rows[uri] = (version, rows)
+        return rows
+
+
+READERS = Readers()
+
+
+def commit_actions(fs, version):
+    path = "_delta_log/%020d.json" % version
+    try:
+        with fs.open_input_stream(path) as f:
+            text = f.read().decode("utf-8")
+    except (FileNotFoundError, OSError) as e:
+        raise LookupError(
+            "version %d of the table is no longer in its log (%s): the log was cleaned up after a checkpoint "
+            "(delta.logRetentionDuration). Start the reader again from a newer position" % (version, e)
+        ) from e
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def plain_types(t):
+    """View and large string / binary columns as plain ones: files of one version may differ."""
+    for i, f in enumerate(t.schema):
+        if pa.types.is_string_view(f.type) or pa.types.is_large_string(f.type):
+            t = t.set_column(i, f.name, t.column(i).cast(pa.string()))
+        elif pa.types.is_binary_view(f.type) or pa.types.is_large_binary(f.type):
+            t = t.set_column(i, f.name, t.column(i).cast(pa.binary()))
+    return t
+
+
+def data_file(fs, path, partition_values, types):
+    """One data or change file's rows, with its partition columns (not stored in the file)."""
+    from urllib.parse import unquote
+
+    if "://" in path:
+        other, inner = pafs.FileSystem.from_uri(path)
+        t = pq.read_table(inner, filesystem=other)
+    else:
+        t = pq.read_table(unquote(path), filesystem=fs)
+    for name, value in (partition_values or {}).items():
+        if name in t.column_names:
+            continue
+        column = pa.array([value] * t.num_rows, pa.string())
+        target = types.get(name)
+        if target is not None:
+            try:
+                column = column.cast(target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # kept as the log's text
+        t = t.append_column(name, column)
+    return plain_types(t)
+
+
+def arrow_type(delta_type):
+    simple = {"long": pa.int64(), "integer": pa.int32(), "short": pa.int16(), "byte": pa.int8(), "double": pa.float64(),
+              "float": pa.float32(), "boolean": pa.bool_(), "string": pa.string(), "date": pa.date32(),
+              "timestamp": pa.timestamp("us", tz="UTC"), "timestamp_ntz": pa.timestamp("us")}
+    if isinstance(delta_type, str) and delta_type.startswith("decimal("):
+        p, s = delta_type[8:-1].split(",")
+        return pa.decimal128(int(p), int(s))
+    return simple.get(delta_type) if isinstance(delta_type, str) else None
+
+
+def changed_rows(fs, version, types):
+    """The rows version `version` added, in commit order (actions, then rows of each file):
+
+    - a commit with change-data files (`cdc`, tables with delta.enableChangeDataFeed): their
+      inserts and update postimages, exactly the rows the commit inserted or changed;
+    - else the files it added with dataChange true: an append's rows, or everything a merge or
+      overwrite rewrote (unchanged rows of a rewritten file included). A file added again with a
+      deletion vector (its path also removed in the commit) brings no new rows; commits that only
+      rearrange data (optimize: dataChange false) bring none.
+    """
+    actions = commit_actions(fs, version)
+    cdc = [a["cdc"] for a in actions if "cdc" in a]
+    parts = []
+    if cdc:
+        for c in cdc:
+            t = data_file(fs, c["path"], c.get("partitionValues"), types)
+            keep = pc.is_in(t.column("_change_type"), value_set=pa.array(NEW_STATE))
+            parts.append(t.filter(keep).drop_columns(["_change_type"]))
+    else:
+        removed = {a["remove"]["path"] for a in actions if "remove" in a}
+        for a in actions:
+            add = a.get("add")
+            if add is None or not add.get("dataChange", True) or add["path"] in removed:
+                continue
+            if add.get("deletionVector"):
+                raise ValueError("version %d adds a file with a deletion vector that no remove explains: the lake source does not read it" % version)
+            parts.append(data_file(fs, add["path"], add.get("partitionValues"), types))
+    parts = [p for p in parts if p.num_rows > 0]
+    if not parts:
+        return None
+    return pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
+
+
+def plain_timestamps(t):
+    """Timestamps as UTC microseconds without a zone, the lake's TIMESTAMP (src/lake/read.ts)."""
+    for i, f in enumerate(t.schema):
+        if pa.types.is_timestamp(f.type) and (f.type.tz is not None or f.type.unit != "us"):
+            t = t.set_column(i, f.name, t.column(i).cast(pa.timestamp("us")))
+    return t
+
+
+def op_latest(m):
+    dt = READERS.table(m["uri"], m.get("storage"))
+    return {"version": None if dt is None else dt.version()}
+
+
+def op_changes(m):
+    """Up to `limit` rows from position (version, row) through version `until`, into `out`.
+
+    A position is a version and how many of its rows come before it; the rows of a version come
+    in the same order every time (changed_rows), so a read resumes exactly. `scanned` is the
+    last version looked at whole."""
+    uri, storage = m["uri"], m.get("storage")
+    dt = READERS.table(uri, storage)
+    if dt is None:
+        return {"rows": 0, "scanned": -1}
+    if (dt.metadata().configuration or {}).get("delta.columnMapping.mode", "none") != "none":
+        raise ValueError(
+            "the table uses column mapping (delta.columnMapping.mode): its files store columns under other names; "
+            "the lake source does not read such tables (read them with Spark or delta-rs)"
+        )
+    # Partition values are text in the log: typed by the table's schema.
+    types = {}
+    for f in json.loads(dt.schema().to_json()).get("fields", []):
+        t = arrow_type(f.get("type"))
+        if t is not None:
+            types[f["name"]] = t
+    fs = pafs.PyFileSystem(DeltaStorageHandler(dt.table_uri, storage or None))
+    version, skip, until, limit = m["version"], m["row"], min(m["until"], dt.version()), m["limit"]
+    pages, taken, scanned = [], 0, version - 1
+    while version <= until and taken < limit:
+        rows = READERS.version_rows(uri, storage, fs, version, types)
+        n = 0 if rows is None else rows.num_rows
+        if skip < n:
+            page = rows.slice(skip, limit - taken)
+            page = page.append_column(VERSION_COLUMN, pa.array([version] * page.num_rows, pa.int64()))
+            page = page.append_column(ROW_COLUMN, pa.array(range(skip + 1, skip + 1 + page.num_rows), pa.int64()))
+            pages.append(page)
+            taken += page.num_rows
+            if skip + page.num_rows < n:
+                break
+        scanned = version
+        version, skip = version + 1, 0
+    if taken:
+        table_ = pa.concat_tables(pages, promote_options="permissive") if len(pages) > 1 else pages[0]
+        pq.write_table(plain_timestamps(table_), m["out"])
+    return {"rows": taken, "scanned": scanned}
+
+
+OPS = {"open": op_open, "load": op_load, "write": op_write, "read": op_read, "latest": op_latest, "changes": op_changes}
 
 
 def die_with_parent():

@@ -170,9 +170,38 @@ def source_frame(spark, src):
         df = r.load(src["path"]).withColumn("f", F.input_file_name())
         return df.select(F.col("value").alias("raw"), F.to_json(F.struct(F.col("f").alias("file"))).alias("position"), F.col("f").alias("p"))
     if kind == "delta":
-        df = spark.readStream.format("delta").load(src["path"])
-        return df.select(F.to_json(F.struct(*[F.col(c) for c in df.columns])).alias("raw"), F.lit(None).cast("string").alias("position"), F.lit(0).alias("p"))
+        r = spark.readStream.format("delta")
+        changes = src.get("readChangeFeed")
+        if changes is None:
+            changes = has_change_feed(spark, src["path"])
+        if changes:
+            # A merge's commit rewrites files holding untouched rows; its change feed holds only
+            # the rows it inserted or changed (a plain Delta stream refuses such commits).
+            r = r.option("readChangeFeed", "true")
+        if src.get("startingVersion") is not None:
+            r = r.option("startingVersion", str(src["startingVersion"]))
+        df = r.load(src["path"])
+        if not changes:
+            return df.select(F.to_json(F.struct(*[F.col(c) for c in df.columns])).alias("raw"), F.lit(None).cast("string").alias("position"), F.lit(0).alias("p"))
+        # In commit order: a micro-batch may hold a row's insert and its later update.
+        data = [F.col(c) for c in df.columns if c not in ("_change_type", "_commit_version", "_commit_timestamp")]
+        df = df.where(F.col("_change_type").isin("insert", "update_postimage"))
+        return df.select(
+            F.to_json(F.struct(*data)).alias("raw"),
+            F.to_json(F.struct(F.col("_commit_version").alias("version"))).alias("position"),
+            F.col("_commit_version").alias("p"),
+        )
     raise ValueError("unknown source type " + repr(kind))
+
+
+def has_change_feed(spark, path):
+    """Whether the Delta table records its changes (delta.enableChangeDataFeed)."""
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        return False
+    props = DeltaTable.forPath(spark, path).detail().collect()[0]["properties"] or {}
+    return str(props.get("delta.enableChangeDataFeed", "false")).lower() == "true"
 
 
 def table_version(spark, path):

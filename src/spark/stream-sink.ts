@@ -24,7 +24,18 @@ import { jsonText, parseJsonRecord } from "../util/exact-json.js";
 export type SparkSource =
   | { type: "kafka"; bootstrapServers: string | string[]; topic: string; startingOffsets?: "earliest" | "latest"; maxOffsetsPerTrigger?: number }
   | { type: "json"; path: string; maxFilesPerTrigger?: number }
-  | { type: "delta"; path: string };
+  | {
+      type: "delta";
+      path: string;
+      /**
+       * Read the table's Change Data Feed (the rows each commit inserted or changed) instead of
+       * its files. Default: when the table records one (`delta.enableChangeDataFeed`, as
+       * LakeLogic's merge tables do), so a bronze that merges can be streamed.
+       */
+      readChangeFeed?: boolean;
+      /** The first table version to read; default the table's snapshot at the stream's start, then its new versions. */
+      startingVersion?: number;
+    };
 
 export type SparkTrigger = "available_now" | { processingTime: string };
 

@@ -5,7 +5,7 @@ import { StreamSink } from "../../src/sink/index.js";
 import type { StreamRunSummary } from "../../src/sink/types.js";
 import { IterableSource } from "../../src/sources/index.js";
 
-export type LakeFormat = "duckdb" | "parquet";
+export type LakeFormat = "duckdb" | "parquet" | "delta";
 
 const FIELDS = `model:
   fields:

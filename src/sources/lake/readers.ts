@@ -155,6 +155,11 @@ export class ParquetTableReader implements TableReader {
   }
 }
 
+/** Whether `path`/`table` is a Delta table: its `_delta_log` exists. */
+export function isDeltaTable(path: string, table: string): boolean {
+  return existsSync(join(path, table, "_delta_log"));
+}
+
 /** The reader for `path`/`table`, or undefined while nothing tells the format (no table written yet). */
 export function tableReaderOf(path: string, table: string, format: "duckdb" | "parquet" | undefined): TableReader | undefined {
   const file = path.endsWith(".duckdb") ? path : join(path, DUCKDB_FILE);

@@ -5,13 +5,14 @@ const options = {
     type: "string",
     required: true,
     description:
-      "The lake the table is in: the directory a contract's `materialization.target_path` names (holding `lakelogic.duckdb`, or a directory per table for parquet), or the `.duckdb` file itself.",
+      "The lake the table is in: the directory a contract's `materialization.target_path` names (holding `lakelogic.duckdb`, or a directory per table for parquet and delta), or the `.duckdb` file itself. For delta, also an object-storage URI (`s3://bucket/lake`).",
   },
   table: { type: "string", required: true, description: "The table to read: the writing contract's `materialization.table`, else its `dataset`." },
   format: {
     type: "string",
-    enum: ["duckdb", "parquet"],
-    description: "How the table is stored. Default: found from what is in `path` (a `.duckdb` file, or `<table>/_lakelogic/manifest.json`).",
+    enum: ["duckdb", "parquet", "delta"],
+    description:
+      "How the table is stored. Default: found from what is in `path` (a `.duckdb` file, `<table>/_delta_log/`, or `<table>/_lakelogic/manifest.json`); a URI `path` is delta.",
   },
   chunkSize: { type: "integer", min: 1, max: 1_000_000, default: 1000, description: "Rows per query." },
   pollIntervalMs: {
@@ -27,7 +28,9 @@ const summary =
   "committed them: every row carries a sequence number (`_lakelogic_seq`) that grows with each commit, and a row a " +
   "merge changes gets a new one. The cursor is the last number read, so a run resumes exactly after it and a " +
   "replay after a crash reads the same rows. Only committed rows are read. `available_now` stops at what was " +
-  "committed when the run starts; `continuous` keeps looking for new commits.";
+  "committed when the run starts; `continuous` keeps looking for new commits. A Delta table (written by LakeLogic, " +
+  "Spark or any Delta writer) is read version by version instead: the cursor is the table version and the rows of it " +
+  "read, and each version gives the rows it inserted or changed (its Change Data Feed where the table records one).";
 
 /** `{"type": "lake", "path": "lake/bronze", "table": "bronze_orders"}`: a lake table as a source. */
 export const lakeSpec = {
