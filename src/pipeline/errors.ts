@@ -67,8 +67,9 @@ export class LakeNotSharedError extends NonRetriableError {
       "LAKE_NOT_SHARED",
       `stream "${key}" committed batch ${committedBatchId}, but ${what} on this worker holds ${foundBatchId === 0 ? "none of its batches" : `only up to batch ${foundBatchId}`}: ` +
         "the stream ran on another machine, and its lake or checkpoint is on that machine's disk. Writing here would split the lake in two. " +
-        "Give every worker the same storage: materialization.format delta on object storage (s3://, gs://, abfss://) keeps the table and the " +
-        "stream's checkpoint where every worker reaches them; a duckdb or parquet lake and a SQLite checkpoint must be on a file system every worker mounts.",
+        "Give every worker the same storage: materialization.format delta on object storage (s3://, gs://, abfss://), or ducklake with a " +
+        "PostgreSQL catalog, keeps the table and the stream's checkpoint where every worker reaches them; a duckdb or parquet lake, a DuckLake " +
+        "catalog file and a SQLite checkpoint must be on a file system every worker mounts.",
     );
   }
 }

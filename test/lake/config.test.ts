@@ -51,7 +51,7 @@ describe("lake configuration is checked up front", () => {
     expect(c.materialization.declaredFormat).toBe("iceberg");
     const err = await configError(c);
     expect(err.option).toBe("materialization.format");
-    expect(err.message).toMatch(/"iceberg" is not a format this runtime's engines write \(duckdb, parquet, delta\)/);
+    expect(err.message).toMatch(/"iceberg" is not a format this runtime's engines write \(duckdb, parquet, delta, ducklake\)/);
   });
 
   it("format delta resolves with its URI kept as a URI, and duckdb refuses the URI naming delta", () => {
@@ -60,7 +60,7 @@ describe("lake configuration is checked up front", () => {
     expect(resolveLakeConfig(c, { targetPath: "s3://bucket/lake/" }).targetPath).toBe("s3://bucket/lake");
     expect(() => resolveLakeConfig(c, { targetPath: "ftp://host/lake" })).toThrow(/format delta writes a local path or one of s3:\/\//);
     const local = parseContract("dataset: d\nmodel: {fields: [{name: id, type: long}]}\n");
-    expect(() => resolveLakeConfig(local, { targetPath: "s3://bucket/lake" })).toThrow(/materialization\.format: delta, which writes s3:\/\//);
+    expect(() => resolveLakeConfig(local, { targetPath: "s3://bucket/lake" })).toThrow(/materialization\.format: delta \(which writes s3:\/\/.*\) or ducklake/);
   });
 
   it("a primary key must be a declared field", async () => {
