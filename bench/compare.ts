@@ -4,6 +4,9 @@
  *
  *   ts-duckdb, ts-polars   StreamSink available_now from the NDJSON file, each engine, merge into DuckDB
  *   ts-delta               the same (DuckDB engine), merge into a local Delta table, checkpoint in the table
+ *   ts-delta-s3            the same, the Delta table on S3 (moto's server on loopback)
+ *   ts-ducklake            the same, merge into a DuckLake: catalog file, local data files
+ *   ts-ducklake-pg-s3      the same, DuckLake with its catalog in PostgreSQL and data files on S3 (moto)
  *   py-duckdb, py-polars   Python LakeLogic 1.84.0's StreamSink, each engine, merge into Delta (its fastest target)
  *   sql-batches, sql-file  DuckDB alone: the same rules + merge in plain SQL, per 10,000-row batch / whole file
  *   ceiling                DuckDB alone: typed read_json + the rules, plain insert (no merge)
@@ -17,13 +20,15 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
 import { isBadOrder, writeOrderEvents } from "../examples/orders.js";
+import { s3Environment, startS3, type ObjectStoreServer } from "../test/support/objectstores.js";
+import { startPostgres, type PostgresServer } from "../test/support/postgres.js";
 
-const RUNS = ["ts-duckdb", "ts-polars", "ts-delta", "py-duckdb", "py-polars", "sql-batches", "sql-file", "ceiling"] as const;
+const RUNS = ["ts-duckdb", "ts-polars", "ts-delta", "ts-delta-s3", "ts-ducklake", "ts-ducklake-pg-s3", "py-duckdb", "py-polars", "sql-batches", "sql-file", "ceiling"] as const;
 type RunName = (typeof RUNS)[number];
 
 const { values: flags } = parseArgs({
@@ -75,6 +80,13 @@ function command(run: RunName, input: string, dir: string): [string, string[]] {
       return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), run.slice(3), input, dir]];
     case "ts-delta":
       return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), "duckdb", input, dir, "delta"]];
+    case "ts-ducklake":
+      return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), "duckdb", input, dir, "ducklake"]];
+    // A fresh prefix (and, for DuckLake, a fresh catalog database) per run.
+    case "ts-delta-s3":
+      return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), "duckdb", input, dir, "delta", `s3://bench/${basename(dir)}`]];
+    case "ts-ducklake-pg-s3":
+      return [process.execPath, [...tsx, here("./compare/ts-sink.ts"), "duckdb", input, dir, "ducklake", `s3://bench/${basename(dir)}`]];
     case "py-duckdb":
     case "py-polars":
       return [python, [here("./compare/python_sink.py"), pythonContract(dir), input, run.slice(3), dir]];
@@ -94,11 +106,28 @@ interface Result {
   quarantined: number;
 }
 
-function runOnce(run: RunName, input: string): Promise<Result> {
+/** PostgreSQL and the S3 server, started once when a run needs them. */
+let servers: { pg: PostgresServer; s3: ObjectStoreServer; databases: number } | undefined;
+async function serverEnv(run: RunName): Promise<NodeJS.ProcessEnv> {
+  if (!run.endsWith("-s3")) return process.env;
+  if (!servers) {
+    const [pg, s3] = await Promise.all([startPostgres(), startS3()]);
+    await s3.createBucket("bench");
+    servers = { pg, s3, databases: 0 };
+  }
+  const env = { ...process.env, ...s3Environment(servers.s3.endpoint) };
+  if (!run.startsWith("ts-ducklake")) return env;
+  const db = `bench${++servers.databases}`;
+  execFileSync(join(servers.pg.binDir, "createdb"), ["-h", "127.0.0.1", "-p", String(servers.pg.port), "-U", "postgres", db]);
+  return { ...env, DUCKLAKE_METADATA: `postgres:dbname=${db} host=127.0.0.1 port=${servers.pg.port} user=postgres` };
+}
+
+async function runOnce(run: RunName, input: string): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), `ll-compare-${run}-`));
   const [bin, args] = command(run, input, dir);
+  const env = await serverEnv(run);
   return new Promise<Result>((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], env });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -140,6 +169,7 @@ try {
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
+  await Promise.all([servers?.pg.stop(), servers?.s3.stop()]);
 }
 
 const rate = new Map<RunName, number>();
@@ -158,6 +188,9 @@ console.log(
     "ts-polars / ts-duckdb": ratio("ts-polars", rate.get("ts-duckdb")),
     "ts-delta / ts-duckdb": ratio("ts-delta", rate.get("ts-duckdb")),
     "ts-delta / python best (both Delta)": ratio("ts-delta", pythonBest),
+    "ts-delta-s3 / ts-duckdb": ratio("ts-delta-s3", rate.get("ts-duckdb")),
+    "ts-ducklake / ts-duckdb": ratio("ts-ducklake", rate.get("ts-duckdb")),
+    "ts-ducklake-pg-s3 / ts-duckdb": ratio("ts-ducklake-pg-s3", rate.get("ts-duckdb")),
     "ts-duckdb / sql-batches": ratio("ts-duckdb", rate.get("sql-batches")),
   }),
 );

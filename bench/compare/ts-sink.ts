@@ -1,7 +1,8 @@
 /**
- * One StreamSink run for `bench:compare`: `ts-sink.ts <engine> <events.ndjson> <dir> [format]` drains
- * the file (`available_now`, batch 10,000) into a merge target with quarantine — DuckDB, or Delta
- * (`delta`: local, checkpoint in the table, its default) — and prints
+ * One StreamSink run for `bench:compare`: `ts-sink.ts <engine> <events.ndjson> <dir> [format] [targetPath]`
+ * drains the file (`available_now`, batch 10,000) into a merge target with quarantine — DuckDB,
+ * Delta or DuckLake (checkpoint in the table, their default; `targetPath` an s3:// URI for object
+ * storage, the DuckLake catalog from DUCKLAKE_METADATA) — and prints
  * `{seconds, good, bad, stored, quarantined}` — the time covers reading, parsing, validating,
  * writing and committing; `stored`/`quarantined` are read back from the lake afterwards.
  */
@@ -13,13 +14,12 @@ import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { FileSource } from "../../src/sources/index.js";
 
-const [engine, input, dir, format] = process.argv.slice(2) as [EngineName, string, string, string | undefined];
+const [engine, input, dir, format, target] = process.argv.slice(2) as [EngineName, string, string, "delta" | "ducklake" | undefined, string | undefined];
 const loaded = await loadContract(fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url)));
-const contract =
-  format === "delta" ? { ...loaded, materialization: { ...loaded.materialization, format: "delta" as const }, quarantine: { ...loaded.quarantine, format: "delta" as const } } : loaded;
-const targetPath = join(dir, "lake");
+const contract = format ? { ...loaded, materialization: { ...loaded.materialization, format }, quarantine: { ...loaded.quarantine, format } } : loaded;
+const targetPath = target ?? join(dir, "lake");
 const started = performance.now();
-const summary = await new StreamSink(contract, new FileSource(input), { engine, targetPath, ...(format === "delta" ? {} : { checkpoint: "memory" as const }), batchSize: 10_000 }).run("available_now");
+const summary = await new StreamSink(contract, new FileSource(input), { engine, targetPath, ...(format ? {} : { checkpoint: "memory" as const }), batchSize: 10_000 }).run("available_now");
 const seconds = (performance.now() - started) / 1000;
 const stored = (await readTable(contract, { targetPath })).length;
 const quarantined = (await readQuarantine(contract, { targetPath })).length;
