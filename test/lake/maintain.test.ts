@@ -3,13 +3,14 @@
  * batches is compacted with every row intact and the stream's checkpoint still in the table;
  * maintenance racing a running stream loses and duplicates nothing; duckdb and parquet report.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isBadOrder, orderEvent, orderEvents } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
+import { main } from "../../src/cli/main.js";
 import { ConfigError } from "../../src/errors.js";
 import { openLake, readTable } from "../../src/lake/index.js";
 import { maintainLake, type MaintainReport } from "../../src/lake/maintain.js";
@@ -169,5 +170,58 @@ describe("lake maintenance, formats duckdb and parquet", () => {
       }
       expect(await readTable(contract, { targetPath })).toHaveLength([...Array(500).keys()].filter((i) => !isBadOrder(i)).length);
     }
+  }, 120_000);
+});
+
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+describe("lakelogic lake maintain", () => {
+  it("maintains a delta lake: text, --json, and exit 2 for bad input naming the option", async () => {
+    const dir = lakeDir("maintain-cli");
+    const targetPath = join(dir, "lake");
+    const contractFile = join(dir, "orders.yaml");
+    writeFileSync(contractFile, readFileSync(CONTRACT, "utf8").replace("format: duckdb", "format: delta"));
+    const contract = await loadContract(contractFile);
+    expect(contract.materialization.format).toBe("delta");
+    await new StreamSink(contract, new IterableSource([...orderEvents(600)], { replayable: true }), { targetPath, batchSize: 100 }).run("available_now");
+
+    const text = await cli("lake", "maintain", contractFile, "--target-path", targetPath);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^orders \(table\) .*: \d+ files .* -> 1 file .*compacted \d+ files into 1, vacuumed 0 files unreferenced for over 168 h, checkpoint at version \d+$/m);
+    expect(text.stdout).toMatch(/^orders_quarantine \(quarantine\) /m);
+
+    const json = await cli("lake", "maintain", contractFile, "--target-path", targetPath, "--json");
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as MaintainReport;
+    expect(report).toMatchObject({ format: "delta", targetPath, complete: true });
+    expect(report.tables.map((t) => [t.name, t.role, t.exists])).toEqual([["orders", "table", true], ["orders_quarantine", "quarantine", true]]);
+    expect(tableOf(report, "table")).toMatchObject({ before: { files: 1 }, after: { files: 1 } });
+    expect(tableOf(report, "table").steps[0]).toMatchObject({ kind: "compact", status: "done", filesRemoved: 0 });
+
+    const short = await cli("lake", "maintain", contractFile, "--target-path", targetPath, "--retain-hours", "1");
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/^lakelogic lake: --retain-hours: .*168 hours.*--allow-short-retention/m);
+    const shortOk = await cli("lake", "maintain", contractFile, "--target-path", targetPath, "--retain-hours", "0", "--allow-short-retention", "--json");
+    expect(shortOk.code).toBe(0);
+    expect(tableOf(JSON.parse(shortOk.stdout) as MaintainReport, "table").steps[1]).toMatchObject({ kind: "vacuum", retainHours: 0 });
+    expect(parquetFiles(join(targetPath, "orders"))).toBe(1);
+
+    const misspelt = await cli("lake", "maintain", contractFile, "--retain-hour", "3");
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toMatch(/Unknown option '--retain-hour'.*did you mean --retain-hours\?/);
+    const notANumber = await cli("lake", "maintain", contractFile, "--retain-hours=-1");
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.stderr).toMatch(/--retain-hours must be a number of hours >= 0/);
+    expect((await cli("lake", "maintain")).stderr).toMatch(/lake maintain needs a CONTRACT/);
+    expect((await cli("lake", "compact", contractFile)).code).toBe(2);
+    expect((await cli("lake", "maintain", join(dir, "missing.yaml"))).code).toBe(2);
+    const help = await cli("lake", "maintain", "--help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: lakelogic lake maintain CONTRACT/);
   }, 120_000);
 });
