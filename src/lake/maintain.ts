@@ -31,7 +31,7 @@ export interface MaintainOptions {
   /** Lake directory; overrides `materialization.target_path`. */
   targetPath?: string;
   /**
-   * delta: vacuum deletes files no snapshot newer than this many hours still reads. Default 168
+   * delta: vacuum deletes files no snapshot newer than this many (whole) hours still reads. Default 168
    * (Delta's). Below the table's `delta.deletedFileRetentionDuration` it is refused unless
    * `allowShortRetention`.
    */
@@ -91,8 +91,9 @@ export interface MaintainReport {
 export async function maintainLake(contract: Contract, options: MaintainOptions = {}): Promise<MaintainReport> {
   const config = resolveLakeConfig(contract, options.targetPath === undefined ? {} : { targetPath: options.targetPath });
   const retainHours = options.retainHours ?? DEFAULT_RETAIN_HOURS;
-  if (!Number.isFinite(retainHours) || retainHours < 0) {
-    throw new ConfigError("retainHours", `expected a number of hours >= 0 (got ${retainHours})`);
+  // delta-rs takes whole hours.
+  if (!Number.isInteger(retainHours) || retainHours < 0) {
+    throw new ConfigError("retainHours", `expected a whole number of hours >= 0 (got ${retainHours})`);
   }
   // `| "ducklake"`: the case below stays valid once LakeFormat names the format.
   const format = config.format as LakeFormat | "ducklake";

@@ -34,11 +34,11 @@ Exit codes: 0 done, 1 maintenance failed or a step gave up (concurrent writers w
 attempt; run it again), 2 usage.
 `;
 
-/** `--retain-hours`: a number of hours, 0 or more. */
+/** `--retain-hours`: whole hours (delta-rs's unit), 0 or more. */
 export function retainHoursOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new UsageError(`--retain-hours must be a number of hours >= 0 (got "${value}")`);
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new UsageError(`--retain-hours must be a whole number of hours >= 0 (got "${value}")`);
   return n;
 }
 
