@@ -1,12 +1,13 @@
 /**
  * Lake maintenance (src/lake/maintain.ts) on real tables: a Delta table written by many small
  * batches is compacted with every row intact and the stream's checkpoint still in the table;
- * maintenance racing a running stream loses and duplicates nothing; duckdb and parquet report.
+ * maintenance racing a running stream loses and duplicates nothing; the same on S3 (moto); duckdb
+ * and parquet report; the `lakelogic lake maintain` command.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isBadOrder, orderEvent, orderEvents } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
@@ -17,6 +18,7 @@ import { maintainLake, type MaintainReport } from "../../src/lake/maintain.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { IterableSource } from "../../src/sources/index.js";
 import { readDelta } from "../support/delta.js";
+import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
 import { tempDirs } from "./helpers.js";
 
 const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
@@ -154,6 +156,46 @@ describe("lake maintenance, format delta", () => {
     expect(tableOf(last, "table").after.files).toBe(1);
     expect(await readTable(contract, { targetPath })).toHaveLength(latest.size);
   }, 600_000);
+});
+
+describe("lake maintenance, format delta on S3 (moto)", () => {
+  let s3: ObjectStoreServer;
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    s3 = await startS3();
+    await s3.createBucket("lake");
+    // The helper takes credentials from the default chain (here: the environment).
+    for (const [k, v] of Object.entries(s3Environment(s3.endpoint))) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await s3?.stop();
+  });
+
+  it("compacts and vacuums a table in object storage; the stream's checkpoint stays", async () => {
+    const targetPath = "s3://lake/maintained";
+    const contract = await ordersContract("delta");
+    const summary = await new StreamSink(contract, new IterableSource([...orderEvents(1_000)], { replayable: true }), { targetPath, batchSize: 100 }).run("available_now");
+    const rowsBefore = readDelta(`${targetPath}/orders`, s3Environment(s3.endpoint)).rows.length;
+    const report = await maintainLake(contract, { targetPath, retainHours: 0, allowShortRetention: true });
+    expect(report).toMatchObject({ complete: true, targetPath });
+    const t = tableOf(report, "table");
+    expect(t.location).toBe(`${targetPath}/orders`);
+    expect(tableOf(report, "quarantine").before.files).toBeGreaterThan(5);
+    expect(tableOf(report, "quarantine").after.files).toBe(1);
+    // Retention 0: every file the compaction replaced is deleted from the bucket.
+    const q = tableOf(report, "quarantine").steps;
+    const compacted = q.find((s) => s.kind === "compact");
+    expect(q.find((s) => s.kind === "vacuum")).toMatchObject({ status: "done", filesDeleted: compacted?.kind === "compact" ? compacted.filesRemoved : -1 });
+    expect(readDelta(`${targetPath}/orders`, s3Environment(s3.endpoint)).rows).toHaveLength(rowsBefore);
+    expect((await loadCheckpoint(contract, targetPath))?.batchId).toBe(summary.batches);
+  }, 180_000);
 });
 
 describe("lake maintenance, formats duckdb and parquet", () => {
