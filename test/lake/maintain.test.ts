@@ -1,7 +1,7 @@
 /**
  * Lake maintenance (src/lake/maintain.ts) on real tables: a Delta table written by many small
  * batches is compacted with every row intact and the stream's checkpoint still in the table;
- * maintenance racing a running stream loses and duplicates nothing; the same on S3 (moto); duckdb
+ * maintenance racing a running stream loses and duplicates nothing; compaction and vacuum on S3 (moto); duckdb
  * and parquet report; the `lakelogic lake maintain` command.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
