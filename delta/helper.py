@@ -399,7 +399,7 @@ def files_of(dt):
 
 
 # Maintenance commits never expire log entries: a stream's checkpoint is the metadata of the commit
-# that set its transaction version (src/lake/delta-checkpoint.ts), and a log cleanup could take
+# that set its transaction version (src/lake/table-checkpoint.ts), and a log cleanup could take
 # the commit holding a stream's newest batch. So no cleanup_metadata, and delta-rs's post-commit
 # log expiry is turned off for these commits.
 KEEP_LOG = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)

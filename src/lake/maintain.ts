@@ -95,8 +95,7 @@ export async function maintainLake(contract: Contract, options: MaintainOptions 
   if (!Number.isInteger(retainHours) || retainHours < 0) {
     throw new ConfigError("retainHours", `expected a whole number of hours >= 0 (got ${retainHours})`);
   }
-  // `| "ducklake"`: the case below stays valid once LakeFormat names the format.
-  const format = config.format as LakeFormat | "ducklake";
+  const format: LakeFormat = config.format;
   let tables: TableMaintenance[];
   switch (format) {
     case "delta":

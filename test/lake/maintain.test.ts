@@ -25,7 +25,7 @@ const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta
 const KEY = "stream::orders";
 const lakeDir = tempDirs();
 
-async function ordersContract(format: "delta" | "duckdb" | "parquet"): Promise<Contract> {
+async function ordersContract(format: "delta" | "duckdb" | "parquet" | "ducklake"): Promise<Contract> {
   const c = await loadContract(CONTRACT);
   return { ...c, materialization: { ...c.materialization, format }, quarantine: { ...c.quarantine, format } };
 }
@@ -198,7 +198,15 @@ describe("lake maintenance, format delta on S3 (moto)", () => {
   }, 180_000);
 });
 
-describe("lake maintenance, formats duckdb and parquet", () => {
+describe("lake maintenance, formats duckdb, parquet and ducklake", () => {
+  it("ducklake: refused as not supported yet, naming the option", async () => {
+    const contract = await ordersContract("ducklake");
+    const refused = await maintainLake(contract, { targetPath: lakeDir("maintain-ducklake") }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect(refused).toMatchObject({ option: "materialization.format", detail: "lake maintenance of format ducklake is not supported yet" });
+  });
+
+
   it("duckdb: a CHECKPOINT of the database file; parquet: file counts", async () => {
     for (const format of ["duckdb", "parquet"] as const) {
       const targetPath = lakeDir(`maintain-${format}`);
