@@ -66,6 +66,10 @@ describe.skipIf(!temporal)("scheduled lake maintenance", () => {
     const refused = await cli("schedule", "create", "m", contractFile, "--every", "1h", "--maintain", "--batch-size", "5");
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--batch-size describes a stream/);
+    const badRetention = await cli("schedule", "create", "m", contractFile, "--every", "1h", "--maintain", "--retain-hours", "soon");
+    expect(badRetention.code).toBe(2);
+    expect(badRetention.stderr).toMatch(/--retain-hours must be a whole number of hours/);
+    expect((await cli("schedule", "create", "m", contractFile, "--every", "1h", "--retain-hours", "5")).stderr).toMatch(/--retain-hours goes with schedule create --maintain/);
 
     const created = await cli("schedule", "create", "orders-maintain", contractFile, "--every", "1h", "--maintain", "--target-path", targetPath, "--json");
     expect(created.code, created.stderr).toBe(0);

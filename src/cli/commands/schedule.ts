@@ -87,6 +87,7 @@ export const scheduleCommand: CliCommand = {
           (f) => !["target-path", "var", "env"].includes(f) && values[f] !== undefined,
         );
         if (streamOnly) throw new UsageError(`--${streamOnly} describes a stream; a --maintain schedule takes --target-path, --var and --env`);
+        retainHoursOf(values["retain-hours"]);
       }
       if (values.mode && values.mode !== "available_now") {
         throw new UsageError("schedules run available_now drains; a continuous stream is started once with lakelogic start");
