@@ -1,11 +1,14 @@
 /**
  * Temporal activities: thin adapters from the workflow's JSON to the worker's stream runtime
- * (src/temporal/stream-runtime.ts, over src/pipeline). They add only what Temporal needs:
+ * (src/temporal/stream-runtime.ts, over src/pipeline) and to lake maintenance
+ * (src/lake/maintain.ts). They add only what Temporal needs:
  * heartbeats, cancellation, and errors that say whether a retry can help.
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
+import { loadContract } from "../src/contract/index.js";
 import { LakeLogicError } from "../src/errors.js";
-import type { BatchActivities, BatchRuntime, SharedActivities } from "../workflows/types.js";
+import { maintainLake } from "../src/lake/maintain.js";
+import type { BatchActivities, BatchRuntime, MaintainActivities, SharedActivities } from "../workflows/types.js";
 
 const HEARTBEAT_EVERY_MS = 2_000;
 
@@ -53,6 +56,25 @@ export function createBatchActivities(runtime: BatchRuntime): BatchActivities {
     },
     async writeBatches(input) {
       return activity(() => runtime.writeBatches(input));
+    },
+  };
+}
+
+/** Lake maintenance (workflows/maintain.ts): the contract loaded as the stream's workers load it. */
+export function createMaintainActivities(): MaintainActivities {
+  return {
+    async maintainLake(input) {
+      return activity(async () => {
+        const contract = await loadContract(input.contract, {
+          ...(input.vars ? { vars: input.vars } : {}),
+          ...(input.environment ? { environment: input.environment } : {}),
+        });
+        return maintainLake(contract, {
+          ...(input.targetPath !== undefined ? { targetPath: input.targetPath } : {}),
+          ...(input.retainHours !== undefined ? { retainHours: input.retainHours } : {}),
+          ...(input.allowShortRetention ? { allowShortRetention: true } : {}),
+        });
+      });
     },
   };
 }

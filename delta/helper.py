@@ -2,6 +2,9 @@
 
     python helper.py     requests on stdin, one JSON reply per request on stdout
 
+Ops: open, load, write (the lake writer's), read, latest, changes (reading), maintain
+(src/lake/maintain.ts).
+
 The TypeScript side validates the batch and stages its rows as Parquet files (src/lake/delta-writer.ts);
 this process commits them to the Delta tables. It also reads tables back: a snapshot (`read`), and
 the rows each version added, page by page (`latest`, `changes`: the lake source). Each target commit carries a Delta transaction
@@ -22,7 +25,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake  # noqa: E402
+from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, Transaction, write_deltalake  # noqa: E402
 from deltalake.exceptions import CommitFailedError, TableNotFoundError  # noqa: E402
 from deltalake.fs import DeltaStorageHandler  # noqa: E402
 
@@ -385,7 +388,87 @@ def op_changes(m):
     return {"rows": taken, "scanned": scanned}
 
 
-OPS = {"open": op_open, "load": op_load, "write": op_write, "read": op_read, "latest": op_latest, "changes": op_changes}
+# ── maintenance (src/lake/maintain.ts) ──
+
+
+def files_of(dt):
+    """The table's live data files: how many, how many bytes."""
+    adds = pa.table(dt.get_add_actions(flatten=True))
+    sizes = adds.column("size_bytes").to_pylist() if adds.num_rows > 0 else []
+    return {"files": len(sizes), "bytes": int(sum(s or 0 for s in sizes)), "version": dt.version()}
+
+
+# Maintenance commits never expire log entries: a stream's checkpoint is the metadata of the commit
+# that set its transaction version (src/lake/table-checkpoint.ts), and a log cleanup could take
+# the commit holding a stream's newest batch. So no cleanup_metadata, and delta-rs's post-commit
+# log expiry is turned off for these commits.
+KEEP_LOG = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
+
+
+def maintenance_props(what):
+    return CommitProperties(custom_metadata={META: json.dumps({"maintenance": what}, separators=(",", ":"))})
+
+
+def op_maintain(m):
+    """Compact small files, vacuum unreferenced ones older than the retention, write a checkpoint.
+
+    A compaction that loses its commit to a concurrent writer (a stream's merge rewrote a file it
+    read) is planned again on the re-read table, at most `maxAttempts` times: the writer's commit
+    always stands, the compaction either lands on top of it or reports that it gave up."""
+    uri, storage = m["uri"], m.get("storage")
+    dt = table(uri, storage)
+    if dt is None:
+        return {"exists": False}
+    before = files_of(dt)
+    hours, allow = m["retainHours"], bool(m.get("allowShortRetention"))
+    if not allow:
+        # delta-rs refuses a retention below the table's delta.deletedFileRetentionDuration (168 h
+        # unless the table sets it); ask before anything is rewritten.
+        try:
+            dt.vacuum(retention_hours=hours, dry_run=True, enforce_retention_duration=True)
+        except Exception as e:  # DeltaError carries delta-rs's own explanation
+            if "retention" not in str(e).lower():
+                raise
+            return {"exists": True, "refused": str(e), "before": before}
+    steps = []
+    attempts, compacted = 0, None
+    for attempts in range(1, m.get("maxAttempts", 10) + 1):
+        dt = table(uri, storage)
+        try:
+            compacted = dt.optimize.compact(commit_properties=maintenance_props("compact"), post_commithook_properties=KEEP_LOG)
+            break
+        except CommitFailedError:
+            compacted = None
+    if compacted is None:
+        steps.append({"kind": "compact", "status": "gave-up", "attempts": attempts, "filesRemoved": 0, "filesAdded": 0})
+    else:
+        steps.append({"kind": "compact", "status": "done", "attempts": attempts, "filesRemoved": compacted["numFilesRemoved"], "filesAdded": compacted["numFilesAdded"]})
+    deleted = None
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        dt = table(uri, storage)
+        try:
+            # full: also files no commit ever listed (a compaction's output whose commit was lost,
+            # a crashed writer's) once older than the retention; only tombstoned files below the
+            # table's minimum, where a writer's staged file could still be young.
+            deleted = dt.vacuum(
+                retention_hours=hours,
+                dry_run=False,
+                enforce_retention_duration=not allow,
+                full=not allow,
+                commit_properties=maintenance_props("vacuum"),
+                post_commithook_properties=KEEP_LOG,
+            )
+            break
+        except CommitFailedError:
+            continue
+    steps.append({"kind": "vacuum", "status": "done" if deleted is not None else "gave-up", "retainHours": hours, "filesDeleted": len(deleted or [])})
+    dt = table(uri, storage)
+    dt.create_checkpoint()
+    steps.append({"kind": "checkpoint", "status": "done", "version": dt.version()})
+    return {"exists": True, "before": before, "after": files_of(dt), "steps": steps}
+
+
+OPS = {"open": op_open, "load": op_load, "write": op_write, "read": op_read, "latest": op_latest, "changes": op_changes, "maintain": op_maintain}
 
 
 def die_with_parent():

@@ -26,6 +26,7 @@ export type { BadRow, DatasetRuleResult, Engine, EngineName, Row, RuleCount, Rul
 // Lake targets and quarantine
 export { openLake, readTable, readQuarantine, readQuarantineFiles, DuckDBTargetCheckpointStore, LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./lake/index.js";
 export type { LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult } from "./lake/index.js";
+export { maintainLake, DEFAULT_RETAIN_HOURS, type MaintainOptions, type MaintainReport, type MaintenanceStep, type TableMaintenance, type FileStats } from "./lake/maintain.js";
 
 // Checkpoints
 export { SQLiteCheckpointStore } from "./checkpoint/sqlite.js";

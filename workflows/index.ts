@@ -1,1 +1,2 @@
 export { streamWorkflow, pauseSignal, resumeSignal, stopSignal, statusQuery } from "./stream.js";
+export { maintainWorkflow } from "./maintain.js";

@@ -6,6 +6,7 @@
 
 import type { Counts } from "../src/checkpoint/types.js";
 import type { StreamMode } from "../src/pipeline/settings.js";
+import type { MaintainReport } from "../src/lake/maintain.js";
 
 /** available_now, continuous or processing_time (a batch every `intervalMs`). */
 export type RunMode = StreamMode;
@@ -249,4 +250,26 @@ export interface BatchRuntime {
   fetchBatch(input: FetchBatchInput, stop: AbortSignal): Promise<FetchBatchResult>;
   takeReadAhead(input: FetchBatchInput): Promise<FetchBatchResult | null>;
   writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult>;
+}
+
+/**
+ * A scheduled maintenance run of one contract's lake tables (workflows/maintain.ts, over
+ * src/lake/maintain.ts): the same options as `lakelogic lake maintain`.
+ */
+export interface MaintainWorkflowInput {
+  /** Path of the contract file on the workers. */
+  contract: string;
+  /** The lake directory or URI as the workers see it; default the contract's. */
+  targetPath?: string;
+  /** delta: vacuum retention in hours; default 168. */
+  retainHours?: number;
+  /** delta: accept a retention below the table's minimum. */
+  allowShortRetention?: boolean;
+  vars?: Record<string, string>;
+  environment?: string;
+}
+
+/** Activities of the maintenance workflow, on the shared task queue. */
+export interface MaintainActivities {
+  maintainLake(input: MaintainWorkflowInput): Promise<MaintainReport>;
 }

@@ -10,10 +10,16 @@ import {
 import { defaultCheckpointKey, loadContract } from "../contract/index.js";
 import { ConfigError, NonRetriableError } from "../errors.js";
 import { assertNoLiteralSecrets } from "../sources/registry.js";
-import type { StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
+import type { MaintainWorkflowInput, StreamStatus, StreamWorkflowInput, StreamWorkflowResult } from "../../workflows/types.js";
 import { DEFAULT_TASK_QUEUE } from "./worker.js";
 
 export const WORKFLOW_TYPE = "streamWorkflow";
+export const MAINTAIN_WORKFLOW_TYPE = "maintainWorkflow";
+
+/** The workflow id of a maintenance schedule's runs (Temporal appends each run's time). */
+export function maintainWorkflowId(scheduleName: string): string {
+  return `lakelogic-maintain:${scheduleName}`;
+}
 
 /** The workflow id of a stream: one workflow per checkpoint key (I3). */
 export function streamWorkflowId(checkpointKey: string): string {
@@ -179,6 +185,26 @@ export class StreamClient {
         taskQueue: this.taskQueue,
         workflowId: streamWorkflowId(key),
         args: [{ ...input, mode: "available_now", checkpointKey: key }],
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+    });
+  }
+
+  /**
+   * A Temporal Schedule that maintains a contract's lake tables every `everyMs`
+   * (workflows/maintain.ts). Overlap SKIP: a run still compacting when the next is due is not
+   * doubled. Safe beside the contract's stream, which it never stops.
+   */
+  async createMaintenanceSchedule(name: string, input: MaintainWorkflowInput, everyMs: number): Promise<void> {
+    await this.client.schedule.create({
+      scheduleId: name,
+      spec: { intervals: [{ every: everyMs }] },
+      action: {
+        type: "startWorkflow",
+        workflowType: MAINTAIN_WORKFLOW_TYPE,
+        taskQueue: this.taskQueue,
+        workflowId: maintainWorkflowId(name),
+        args: [input],
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { randomUUID } from "node:crypto";
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from "@temporalio/worker";
-import { createBatchActivities, createSharedActivities } from "../../activities/index.js";
+import { createBatchActivities, createMaintainActivities, createSharedActivities } from "../../activities/index.js";
 import type { BatchActivities } from "../../workflows/types.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../observe/logger.js";
@@ -81,8 +81,8 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
     taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
     // Batch activities are registered here too: validate, write and ack run as local
-    // activities in the process that executes the workflow task.
-    activities: { ...createSharedActivities(runtime, workerQueue), ...batchActivities },
+    // activities in the process that executes the workflow task. Lake maintenance runs here too.
+    activities: { ...createSharedActivities(runtime, workerQueue), ...batchActivities, ...createMaintainActivities() },
     shutdownGraceTime,
     ...identity,
   });

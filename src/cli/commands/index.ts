@@ -50,6 +50,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./checkpoint.js")).checkpointCommand,
   },
   {
+    name: "lake",
+    summary: "Maintain a contract's lake tables: compact small files, vacuum, checkpoint (lake maintain)",
+    load: async () => (await import("./lake.js")).lakeCommand,
+  },
+  {
     name: "pause",
     summary: "Pause a stream after its in-flight batch",
     load: async () => (await import("./control.js")).controlCommand("pause"),
