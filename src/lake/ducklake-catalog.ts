@@ -27,6 +27,22 @@ export function isConflict(e: unknown): boolean {
 }
 
 /**
+ * `fn` again while it loses to concurrent commits, at most `attempts` times in all, with a growing
+ * random pause. `fn` must start from reading what it depends on: the caller's transaction is
+ * rolled back before a retry, never replayed blindly.
+ */
+export async function withConflictRetry<T>(fn: () => Promise<T>, attempts = 50): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isConflict(e) || attempt >= attempts) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * attempt)));
+    }
+  }
+}
+
+/**
  * A connection with the DuckLake at `location` attached as `lake` (on its own in-memory DuckDB
  * instance, which also holds the writer's staging tables). Object-store credentials come from the
  * environment, as for every other client here (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,

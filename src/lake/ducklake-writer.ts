@@ -7,7 +7,7 @@ import { quoteIdent } from "../util/sql-text.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
 import { type DuckLakeLocation, type LakeConfig } from "./config.js";
 import { commitOf } from "./commit-log.js";
-import { attachDuckLake, isConflict, lakeTable, LAKE_ALIAS } from "./ducklake-catalog.js";
+import { attachDuckLake, isConflict, lakeTable, LAKE_ALIAS, withConflictRetry } from "./ducklake-catalog.js";
 import { LakeWriteError } from "./errors.js";
 import { QUARANTINE_COLUMNS } from "./quarantine.js";
 import { BatchStage } from "./stage.js";
@@ -19,8 +19,6 @@ import type { LakeCommit, LakeWriter, WriteRequest, WriteResult } from "./types.
 export const STREAMS_TABLE = "_lakelogic_streams";
 /** The primary key and strategy each table was written with (table-contract.ts). */
 const TABLES_TABLE = "_lakelogic_tables";
-/** A batch lost to concurrent commits this many times in a row fails, retriable by the caller. */
-const MAX_ATTEMPTS = 50;
 
 /** The newest batch of a stream the catalog holds. */
 interface Held {
@@ -261,18 +259,6 @@ export class DuckLakeWriter implements LakeWriter {
 /** Where a DuckLake is, for messages: its catalog without secrets. */
 function describe(location: DuckLakeLocation): string {
   return `the DuckLake ${redactText(location.catalog)} (data ${redactText(location.dataPath)})`;
-}
-
-/** `fn` again while it loses to concurrent commits, a bounded number of times, with a growing random pause. */
-async function withConflictRetry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (!isConflict(e) || attempt >= MAX_ATTEMPTS) throw e;
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * attempt)));
-    }
-  }
 }
 
 /**

@@ -12,15 +12,22 @@
  * - duckdb: a `CHECKPOINT` of the database file (its WAL folded in); rows live in the one file.
  * - parquet: nothing to do beyond what every writer does at open (files no manifest lists are
  *   removed); the report gives the file counts.
+ * - ducklake: inlined rows flushed to Parquet files, adjacent files merged, snapshots older than
+ *   the retention expired and the files only they referenced deleted — DuckLake's own functions,
+ *   each a catalog transaction: one that loses to a stream's commit is run again (the stream's
+ *   commit stands), a stream's commit that loses to it is retried by the writer.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Contract, LakeFormat } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
+import { redactText } from "../util/redact.js";
+import { quoteString } from "../util/sql-text.js";
 import { DUCKDB_FILE, joinLocation, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { DeltaHelper } from "./delta-helper.js";
 import { storageOptions } from "./delta-writer.js";
 import { acquireDatabase } from "./duckdb-db.js";
+import { attachDuckLake, isConflict, LAKE_ALIAS, withConflictRetry } from "./ducklake-catalog.js";
 import { LakeWriteError } from "./errors.js";
 import { quarantineDir, readManifest, tableDir } from "./parquet-writer.js";
 
@@ -65,6 +72,8 @@ export type MaintenanceStep =
   | { kind: "vacuum"; status: "done" | "gave-up"; retainHours: number; filesDeleted: number }
   | { kind: "checkpoint"; status: "done"; version: number }
   | { kind: "duckdb-checkpoint"; status: "done" }
+  | { kind: "flush-inlined"; status: "done" | "gave-up" }
+  | { kind: "expire-snapshots"; status: "done" | "gave-up"; retainHours: number; snapshotsExpired: number }
   | { kind: "none"; status: "done"; reason: string };
 
 export interface TableMaintenance {
@@ -108,8 +117,8 @@ export async function maintainLake(contract: Contract, options: MaintainOptions 
       tables = reportParquet(config);
       break;
     case "ducklake":
-      // To come with the format: merge_adjacent_files, expire_snapshots, cleanup_old_files, flush_inlined_data.
-      throw new ConfigError("materialization.format", "lake maintenance of format ducklake is not supported yet");
+      tables = await maintainDuckLake(config, { ...options, retainHours });
+      break;
     default:
       tables = notYet(format);
   }
@@ -203,6 +212,66 @@ async function maintainDuckDB(config: LakeConfig): Promise<TableMaintenance> {
     db.release();
   }
   return { ...base, exists: true, before, after: duckdbStats(file), steps: [{ kind: "duckdb-checkpoint", status: "done" }] };
+}
+
+/**
+ * A DuckLake's maintenance, with DuckLake's own functions (catalog-wide; the report gives this
+ * contract's table and quarantine). Steps that lose to concurrent commits every time give up
+ * (the run is incomplete; the next one tries again).
+ */
+async function maintainDuckLake(config: LakeConfig, options: MaintainOptions & { retainHours: number }): Promise<TableMaintenance[]> {
+  const location = config.ducklake!;
+  const conn = await attachDuckLake(location);
+  const attempts = options.maxCompactAttempts ?? 10;
+  const catalog = quoteString(LAKE_ALIAS);
+  const names = [{ name: config.table, role: "table" as const }, ...(config.quarantine.enabled ? [{ name: config.quarantine.target, role: "quarantine" as const }] : [])];
+  try {
+    const exists = async (name: string) =>
+      (await conn.runAndReadAll("SELECT 1 FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3", [LAKE_ALIAS, location.schema, name])).currentRowCount > 0;
+    const stats = async (name: string): Promise<FileStats> => {
+      const r = (
+        await conn.runAndReadAll(`SELECT count(*), coalesce(sum(data_file_size_bytes), 0) FROM ducklake_list_files(${catalog}, $1, schema => $2)`, [name, location.schema])
+      ).getRows()[0]!;
+      return { files: Number(r[0]), bytes: Number(r[1]) };
+    };
+    /** A step: done, or gave up after losing to concurrent commits `attempts` times. */
+    const step = async <T>(fn: () => Promise<T>): Promise<{ status: "done"; value: T } | { status: "gave-up" }> => {
+      try {
+        return { status: "done", value: await withConflictRetry(fn, attempts) };
+      } catch (e) {
+        if (isConflict(e)) return { status: "gave-up" };
+        throw e;
+      }
+    };
+    const present = await Promise.all(names.map((n) => exists(n.name)));
+    const before = await Promise.all(names.map((n, i) => (present[i] ? stats(n.name) : { files: 0, bytes: 0 })));
+    const older = `older_than => now() - INTERVAL ${options.retainHours} HOUR`;
+    const flush = await step(() => conn.run(`CALL ducklake_flush_inlined_data(${catalog})`));
+    const merged = await step(async () => (await conn.runAndReadAll(`CALL ducklake_merge_adjacent_files(${catalog})`)).getRowObjectsJS());
+    const expired = await step(async () => (await conn.runAndReadAll(`CALL ducklake_expire_snapshots(${catalog}, ${older})`)).currentRowCount);
+    const cleaned = await step(async () => (await conn.runAndReadAll(`CALL ducklake_cleanup_old_files(${catalog}, ${older})`)).currentRowCount);
+    const after = await Promise.all(names.map((n, i) => (present[i] ? stats(n.name) : { files: 0, bytes: 0 })));
+    return names.map((n, i) => {
+      const row = merged.status === "done" ? merged.value.find((r) => r["schema_name"] === location.schema && r["table_name"] === n.name) : undefined;
+      const steps: MaintenanceStep[] = [
+        { kind: "flush-inlined", status: flush.status },
+        { kind: "compact", status: merged.status, attempts, filesRemoved: Number(row?.["files_processed"] ?? 0), filesAdded: Number(row?.["files_created"] ?? 0) },
+      ];
+      // Snapshots and old files are the catalog's: reported once, with the table.
+      if (n.role === "table") {
+        steps.push(
+          { kind: "expire-snapshots", status: expired.status, retainHours: options.retainHours, snapshotsExpired: expired.status === "done" ? expired.value : 0 },
+          { kind: "vacuum", status: cleaned.status, retainHours: options.retainHours, filesDeleted: cleaned.status === "done" ? cleaned.value : 0 },
+        );
+      }
+      return { ...n, location: `${location.schema}.${n.name} in the DuckLake ${redactText(location.catalog)}`, exists: present[i]!, before: before[i]!, after: after[i]!, steps };
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new LakeWriteError(`maintenance of the DuckLake ${redactText(location.catalog)} failed: ${redactText((e as Error).message)}`, { retriable: true });
+  } finally {
+    await conn.run(`DETACH ${LAKE_ALIAS}`).catch(() => undefined);
+  }
 }
 
 function dirBytes(dir: string, files: readonly string[]): number {

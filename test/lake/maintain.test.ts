@@ -1,8 +1,9 @@
 /**
  * Lake maintenance (src/lake/maintain.ts) on real tables: a Delta table written by many small
  * batches is compacted with every row intact and the stream's checkpoint still in the table;
- * maintenance racing a running stream loses and duplicates nothing; compaction and vacuum on S3 (moto); duckdb
- * and parquet report; the `lakelogic lake maintain` command.
+ * maintenance racing a running stream loses and duplicates nothing; compaction and vacuum on S3 (moto); a
+ * DuckLake compacted and expired while a stream merges into it; duckdb and parquet report; the
+ * `lakelogic lake maintain` command.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -198,14 +199,35 @@ describe("lake maintenance, format delta on S3 (moto)", () => {
   }, 180_000);
 });
 
-describe("lake maintenance, formats duckdb, parquet and ducklake", () => {
-  it("ducklake: refused as not supported yet, naming the option", async () => {
+describe("lake maintenance, formats ducklake, duckdb and parquet", () => {
+  it("ducklake: maintenance racing a running stream compacts and expires, losing and duplicating nothing", async () => {
+    const targetPath = lakeDir("maintain-ducklake");
     const contract = await ordersContract("ducklake");
-    const refused = await maintainLake(contract, { targetPath: lakeDir("maintain-ducklake") }).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(ConfigError);
-    expect(refused).toMatchObject({ option: "materialization.format", detail: "lake maintenance of format ducklake is not supported yet" });
-  });
-
+    const N = 4_000;
+    // Keys 0..N-1, then every good key again with another status: merges that delete and insert.
+    const events = [...orderEvents(N), ...[...orderEvents(N)].filter((e) => !isBadOrder(e.order_id)).map((e) => ({ ...e, status: "cancelled" }))];
+    let running = true;
+    // A catalog file takes one process; the stream's writer and maintenance share this one.
+    const sink = new StreamSink(contract, new IterableSource(events, { replayable: true }), { targetPath, batchSize: 200 });
+    const run = sink.run("available_now").finally(() => (running = false));
+    const reports: MaintainReport[] = [];
+    while (running) reports.push(await maintainLake(contract, { targetPath, retainHours: 0 }));
+    const summary = await run;
+    reports.push(await maintainLake(contract, { targetPath, retainHours: 0 }));
+    expect(reports.length).toBeGreaterThan(1);
+    const last = reports[reports.length - 1]!;
+    expect(last.complete).toBe(true);
+    const table = tableOf(last, "table");
+    expect(table.after.files, "compacted").toBeLessThanOrEqual(2);
+    expect(table.steps.map((s) => s.kind)).toEqual(["flush-inlined", "compact", "expire-snapshots", "vacuum"]);
+    const rows = await readTable(contract, { targetPath });
+    const ids = rows.map((r) => String(r["order_id"]));
+    expect(new Set(ids).size, "no key twice").toBe(ids.length);
+    const good = [...Array(N).keys()].filter((i) => !isBadOrder(i)).length;
+    expect(ids.length, "every good key").toBe(good);
+    expect(rows.every((r) => r["status"] === "cancelled"), "the newest version of every key").toBe(true);
+    expect((await loadCheckpoint(contract, targetPath))?.batchId).toBe(summary.batches);
+  }, 180_000);
 
   it("duckdb: a CHECKPOINT of the database file; parquet: file counts", async () => {
     for (const format of ["duckdb", "parquet"] as const) {

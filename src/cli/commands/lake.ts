@@ -62,6 +62,10 @@ function stepText(s: MaintenanceStep): string {
       return `checkpoint at version ${s.version}`;
     case "duckdb-checkpoint":
       return "CHECKPOINT";
+    case "flush-inlined":
+      return s.status === "gave-up" ? "flushing inlined rows gave up" : "inlined rows flushed to files";
+    case "expire-snapshots":
+      return s.status === "gave-up" ? "expiring snapshots gave up" : `expired ${s.snapshotsExpired} snapshot${s.snapshotsExpired === 1 ? "" : "s"} older than ${s.retainHours} h`;
     case "none":
       return "nothing to do";
   }
