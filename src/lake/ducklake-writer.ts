@@ -235,12 +235,22 @@ export class DuckLakeWriter implements LakeWriter {
     }
   }
 
-  /** Delete the table's rows of the batch's keys (its good rows' and, after them, those it deletes). */
+  /**
+   * Delete the table's rows of the batch's keys (its good rows' and, after them, those it deletes).
+   * The first key part's range, when it has no NULL, is added as constants: implied by the key
+   * equality, it lets DuckLake skip the data files whose statistics lie outside it — every file,
+   * for a stream whose keys grow — instead of joining the whole table.
+   */
   private async deleteKeys(withDeletes: boolean): Promise<void> {
     const keys = this.keyPlans.map((k) => quoteIdent(this.plans[k]!.name)).join(", ");
     const source = withDeletes ? `(SELECT ${keys} FROM stage UNION ALL SELECT ${keys} FROM dstage)` : `(SELECT ${keys} FROM stage)`;
     const match = this.keyPlans.map((k) => `t.${quoteIdent(this.plans[k]!.name)} IS NOT DISTINCT FROM s.${quoteIdent(this.plans[k]!.name)}`).join(" AND ");
-    await this.conn.run(`DELETE FROM ${this.table} AS t USING ${source} AS s WHERE ${match}`);
+    const first = this.plans[this.keyPlans[0]!]!;
+    const col = quoteIdent(first.name);
+    const [range] = (await this.conn.runAndReadAll(`SELECT min(${col})::VARCHAR, max(${col})::VARCHAR, count(*) - count(${col}) FROM ${source}`)).getRows();
+    const bounded = range !== undefined && range[0] !== null && Number(range[2]) === 0;
+    const within = bounded ? ` AND t.${col} BETWEEN CAST($1 AS ${first.sqlType}) AND CAST($2 AS ${first.sqlType})` : "";
+    await this.conn.run(`DELETE FROM ${this.table} AS t USING ${source} AS s WHERE ${match}${within}`, bounded ? [String(range[0]), String(range[1])] : []);
   }
 
   private async storeRecord(): Promise<void> {
