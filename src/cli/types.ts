@@ -30,3 +30,27 @@ export class UsageError extends NonRetriableError {
     super("USAGE", message);
   }
 }
+
+/**
+ * A command made of subcommands (`lakelogic lake maintain`, `lakelogic checkpoint import`): no
+ * subcommand prints the usage (exit 2), `-h`/`--help` prints it (exit 0), an unknown one is a UsageError.
+ */
+export function subcommands(usage: string, table: Record<string, (args: string[], io: CliIO) => Promise<number>>): CliCommand {
+  return {
+    usage,
+    async run(args, io) {
+      const [sub, ...rest] = args;
+      if (sub === undefined) {
+        io.stderr(usage);
+        return EXIT.usage;
+      }
+      if (sub === "-h" || sub === "--help") {
+        io.stdout(usage);
+        return EXIT.ok;
+      }
+      const run = Object.hasOwn(table, sub) ? table[sub] : undefined;
+      if (!run) throw new UsageError(`unknown subcommand "${sub}"; expected: ${Object.keys(table).join(", ")}`);
+      return run(rest, io);
+    },
+  };
+}

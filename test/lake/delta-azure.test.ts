@@ -5,6 +5,7 @@
  * fake-gcs-server does not serve the XML listing API that delta-rs's object store uses.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setEnv } from "../support/env.js";
 import type { CheckpointRecord } from "../../src/checkpoint/types.js";
 import { openLake } from "../../src/lake/index.js";
 import { readDelta } from "../support/delta.js";
@@ -13,7 +14,7 @@ import { makeContract } from "./helpers.js";
 
 let az: AzuriteServer;
 let env: Record<string, string>;
-const saved: Record<string, string | undefined> = {};
+let restoreEnv = (): void => undefined;
 
 beforeAll(async () => {
   az = await startAzurite();
@@ -24,17 +25,11 @@ beforeAll(async () => {
     AZURE_STORAGE_USE_EMULATOR: "true",
     AZURITE_BLOB_STORAGE_URL: az.endpoint,
   };
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
+  restoreEnv = setEnv(env);
 }, 120_000);
 
 afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv();
   await az?.stop();
 });
 

@@ -15,26 +15,15 @@ import { openLake, readQuarantine, readTable, resolveLakeConfig, TableContractEr
 import { queryDuckLake } from "../support/ducklake.js";
 import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
 import { startPostgres, type PostgresServer } from "../support/postgres.js";
-import { byKey, makeContract, tempDirs } from "./helpers.js";
+import { badRow, byKey, checkpointRecord, makeContract, tempDirs } from "./helpers.js";
 
 const lakeDir = tempDirs();
 const KEY = "stream::orders";
 const BIG = 9_007_199_254_740_993n; // 2^53 + 1: a double cannot hold it
 const child = fileURLToPath(new URL("./ducklake-child.ts", import.meta.url));
 
-function record(batchId: number, cursor: unknown, writerId = "run-a"): CheckpointRecord {
-  return {
-    key: KEY,
-    cursor,
-    batchId,
-    committedAt: new Date(1_700_000_000_000 + batchId),
-    batch: { sourceCount: 2, goodCount: 1, badCount: 1, supersededCount: 0 },
-    totals: { sourceCount: 2 * batchId, goodCount: batchId, badCount: batchId, supersededCount: 0 },
-    writerId,
-  };
-}
-
-const bad = (i: number) => ({ record: { id: `bad${i}` }, errors: [{ ruleId: "r1", message: "id must be an integer" }], position: i });
+const record = (batchId: number, cursor: unknown, writerId?: string): CheckpointRecord => checkpointRecord(KEY, batchId, cursor, writerId);
+const bad = badRow;
 const fields = [["id", "integer"], ["name", "string"], ["amount", "decimal", 12, 2], ["at", "timestamp"], ["tags", "json"]] as const;
 const merge = makeContract({ strategy: "merge", primaryKey: ["id"], format: "ducklake", fields: fields.map((f) => [...f]) as never });
 

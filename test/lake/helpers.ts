@@ -2,7 +2,9 @@ import { afterAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CheckpointRecord } from "../../src/checkpoint/types.js";
 import type { Contract, FieldSpec, FieldType, LakeFormat, Strategy } from "../../src/contract/types.js";
+import type { QuarantineRow } from "../../src/lake/index.js";
 
 export interface ContractOptions {
   dataset?: string;
@@ -79,3 +81,19 @@ export function tempDirs(): (label: string) => string {
 export function byKey<T extends Record<string, unknown>>(rows: T[], key = "id"): T[] {
   return [...rows].sort((a, b) => Number(a[key]) - Number(b[key]));
 }
+
+/** A checkpoint of stream `key` at `batchId` (2 records a batch: 1 good, 1 bad), as a writer commits it. */
+export function checkpointRecord(key: string, batchId: number, cursor: unknown, writerId = "run-a"): CheckpointRecord {
+  return {
+    key,
+    cursor,
+    batchId,
+    committedAt: new Date(1_700_000_000_000 + batchId),
+    batch: { sourceCount: 2, goodCount: 1, badCount: 1, supersededCount: 0 },
+    totals: { sourceCount: 2 * batchId, goodCount: batchId, badCount: batchId, supersededCount: 0 },
+    writerId,
+  };
+}
+
+/** Quarantine row `i`: an id that is not an integer, at source position `i`. */
+export const badRow = (i: number): QuarantineRow => ({ record: { id: `bad${i}` }, errors: [{ ruleId: "r1", message: "id must be an integer" }], position: i });

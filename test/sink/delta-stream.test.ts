@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setEnv } from "../support/env.js";
 import { isBadOrder, orderEvents } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
@@ -85,22 +86,16 @@ describe("StreamSink into format delta", () => {
 
   describe("on S3", () => {
     let s3: ObjectStoreServer;
-    const saved: Record<string, string | undefined> = {};
+    let restoreEnv = (): void => undefined;
     const env = (): Record<string, string> => s3Environment(s3.endpoint);
     beforeAll(async () => {
       s3 = await startS3();
       await s3.createBucket("lake");
       // The credentials come from the default chain (here: the environment), never the contract.
-      for (const [k, v] of Object.entries(env())) {
-        saved[k] = process.env[k];
-        process.env[k] = v;
-      }
+      restoreEnv = setEnv(env());
     }, 120_000);
     afterAll(async () => {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
+      restoreEnv();
       await s3?.stop();
     });
 

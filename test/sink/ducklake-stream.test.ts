@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setEnv } from "../support/env.js";
 import { isBadOrder, orderEvents } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
@@ -67,22 +68,16 @@ describe("StreamSink into format ducklake", () => {
   describe("on a PostgreSQL catalog", () => {
     let pg: PostgresServer;
     let s3: ObjectStoreServer;
-    const saved: Record<string, string | undefined> = {};
+    let restoreEnv = (): void => undefined;
     const catalog = (): string => `postgres:dbname=postgres host=127.0.0.1 port=${pg.port} user=postgres`;
     beforeAll(async () => {
       [pg, s3] = await Promise.all([startPostgres(), startS3()]);
       await s3.createBucket("lake");
       // The credentials come from the environment, never the contract.
-      for (const [k, v] of Object.entries(s3Environment(s3.endpoint))) {
-        saved[k] = process.env[k];
-        process.env[k] = v;
-      }
+      restoreEnv = setEnv(s3Environment(s3.endpoint));
     }, 120_000);
     afterAll(async () => {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
+      restoreEnv();
       await Promise.all([pg?.stop(), s3?.stop()]);
     });
 

@@ -17,7 +17,7 @@ import {
   type PythonCheckpointRow,
 } from "../../python/checkpoint.js";
 import { oneOf, parseCommandArgs } from "../args.js";
-import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { EXIT, subcommands, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic checkpoint import [CONTRACT] [options]
 
@@ -212,19 +212,4 @@ async function importCheckpoints(args: string[], io: CliIO): Promise<number> {
   }
 }
 
-export const checkpointCommand: CliCommand = {
-  usage,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub === undefined) {
-      io.stderr(usage);
-      return EXIT.usage;
-    }
-    if (sub === "-h" || sub === "--help") {
-      io.stdout(usage);
-      return EXIT.ok;
-    }
-    if (sub !== "import") throw new UsageError(`unknown subcommand "${sub}"; expected: import`);
-    return importCheckpoints(rest, io);
-  },
-};
+export const checkpointCommand: CliCommand = subcommands(usage, { import: importCheckpoints });

@@ -4,7 +4,7 @@ import { parseCommandArgs } from "../args.js";
 import { loadForCommand } from "../contract-load.js";
 import { JSON_FLAG, printResult } from "../output.js";
 import { contractLoadOptionsOf } from "../temporal-flags.js";
-import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { EXIT, subcommands, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic lake maintain CONTRACT [options]
 
@@ -120,19 +120,4 @@ async function maintain(args: string[], io: CliIO): Promise<number> {
   return report.complete ? EXIT.ok : EXIT.failed;
 }
 
-export const lakeCommand: CliCommand = {
-  usage,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub === undefined) {
-      io.stderr(usage);
-      return EXIT.usage;
-    }
-    if (sub === "-h" || sub === "--help") {
-      io.stdout(usage);
-      return EXIT.ok;
-    }
-    if (sub !== "maintain") throw new UsageError(`unknown subcommand "${sub}"; expected: maintain`);
-    return maintain(rest, io);
-  },
-};
+export const lakeCommand: CliCommand = subcommands(usage, { maintain });
