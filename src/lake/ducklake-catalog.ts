@@ -42,14 +42,64 @@ export async function withConflictRetry<T>(fn: () => Promise<T>, attempts = 50):
   }
 }
 
+/** A connection to an attached DuckLake; `release` when done with it. */
+export interface AttachedLake {
+  conn: DuckDBConnection;
+  /**
+   * Run `fn` (its statements on `conn`) with no other work of this process on the same catalog
+   * file running meanwhile; on a PostgreSQL catalog, at once (its writers race, and conflicts
+   * decide).
+   */
+  exclusive: <T>(fn: () => Promise<T>) => Promise<T>;
+  release: () => Promise<void>;
+}
+
 /**
- * A connection with the DuckLake at `location` attached as `lake` (on its own in-memory DuckDB
- * instance, which also holds the writer's staging tables). Object-store credentials come from the
- * environment, as for every other client here (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- * AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL); a PostgreSQL catalog's password from libpq's
- * own variables (PGPASSWORD) or the parameters given.
+ * One instance per DuckLake catalog file per process, kept for the life of the process (as
+ * duckdb-db.ts keeps one per DuckDB lake file): two instances of one process opening the same
+ * catalog file are not fenced by its lock, and their writes corrupt it. The stream's writer,
+ * maintenance and readers of the lake then each have a connection of the one instance, and take
+ * turns: DuckLake 1.5.5 trips an internal assertion when two connections of one instance work on
+ * a new catalog file at once, and one process is all a catalog file takes anyway.
  */
-export async function attachDuckLake(location: DuckLakeLocation, env: NodeJS.ProcessEnv = process.env): Promise<DuckDBConnection> {
+const fileLakes = new Map<string, { instance: Promise<DuckDBInstance>; tail: Promise<unknown> }>();
+
+/**
+ * A connection with the DuckLake at `location` attached as `lake`, on an in-memory DuckDB
+ * instance (which also holds the writers' staging tables, per connection). A PostgreSQL catalog
+ * gets an instance of its own per connection, detached on release; a catalog file, the
+ * process's one (above). Object-store credentials come from the environment, as for every other
+ * client here (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
+ * AWS_ENDPOINT_URL); a PostgreSQL catalog's password from libpq's own variables (PGPASSWORD) or
+ * the parameters given.
+ */
+export async function attachDuckLake(location: DuckLakeLocation, env: NodeJS.ProcessEnv = process.env): Promise<AttachedLake> {
+  if (sharedCatalog(location)) {
+    const conn = await (await attachedInstance(location, env)).connect();
+    return { conn, exclusive: (fn) => fn(), release: () => conn.run(`DETACH ${LAKE_ALIAS}`).then(() => undefined, () => undefined) };
+  }
+  let entry = fileLakes.get(location.catalog);
+  if (!entry) {
+    const instance = attachedInstance(location, env);
+    entry = { instance, tail: Promise.resolve() };
+    fileLakes.set(location.catalog, entry);
+    instance.catch(() => fileLakes.delete(location.catalog));
+  }
+  const file = entry;
+  const conn = await (await file.instance).connect();
+  return {
+    conn,
+    exclusive<T>(fn: () => Promise<T>): Promise<T> {
+      const run = file.tail.then(fn, fn);
+      file.tail = run.catch(() => undefined);
+      return run;
+    },
+    // Left to the garbage collector: the instance stays attached for the process's other users.
+    release: () => Promise.resolve(),
+  };
+}
+
+async function attachedInstance(location: DuckLakeLocation, env: NodeJS.ProcessEnv): Promise<DuckDBInstance> {
   const instance = await DuckDBInstance.create(":memory:", { ...extensionOptions(env), threads: "1" });
   const conn = await instance.connect();
   const s3 = /^(s3a?|r2):\/\//i.test(location.dataPath);
@@ -84,7 +134,7 @@ export async function attachDuckLake(location: DuckLakeLocation, env: NodeJS.Pro
     }
   }
   if (location.schema !== "main") await conn.run(`CREATE SCHEMA IF NOT EXISTS ${LAKE_ALIAS}.${quoteIdent(location.schema)}`);
-  return conn;
+  return instance;
 }
 
 /** DuckDB's S3 secret built from the AWS variables (DuckDB's own credential chain needs another extension). */

@@ -7,7 +7,7 @@ import { quoteIdent } from "../util/sql-text.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
 import { type DuckLakeLocation, type LakeConfig } from "./config.js";
 import { commitOf } from "./commit-log.js";
-import { attachDuckLake, isConflict, lakeTable, LAKE_ALIAS, withConflictRetry } from "./ducklake-catalog.js";
+import { attachDuckLake, isConflict, lakeTable, LAKE_ALIAS, withConflictRetry, type AttachedLake } from "./ducklake-catalog.js";
 import { LakeWriteError } from "./errors.js";
 import { QUARANTINE_COLUMNS } from "./quarantine.js";
 import { BatchStage } from "./stage.js";
@@ -59,6 +59,7 @@ export class DuckLakeWriter implements LakeWriter {
     private readonly config: LakeConfig,
     private readonly location: DuckLakeLocation,
     private readonly conn: DuckDBConnection,
+    private readonly lake: AttachedLake,
     private readonly stage: BatchStage,
     private readonly plans: ColumnPlan[],
     private readonly keyPlans: number[],
@@ -74,12 +75,18 @@ export class DuckLakeWriter implements LakeWriter {
   static async open(config: LakeConfig): Promise<DuckLakeWriter> {
     const location = config.ducklake;
     if (location === undefined) throw new LakeWriteError(`table "${config.table}" has no DuckLake location`);
-    const conn = await attachDuckLake(location);
-    const plans = planColumns(config);
-    const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
-    const stored = await withConflictRetry(() => prepareTables(conn, config, location, plans));
-    const stage = await BatchStage.create(conn, config, plans, keyPlans);
-    return new DuckLakeWriter(config, location, conn, stage, plans, keyPlans, stored);
+    const lake = await attachDuckLake(location);
+    const { conn } = lake;
+    try {
+      const plans = planColumns(config);
+      const keyPlans = config.primaryKey.map((k) => plans.findIndex((p) => p.name.toLowerCase() === k.toLowerCase()));
+      const stored = await lake.exclusive(() => withConflictRetry(() => prepareTables(conn, config, location, plans)));
+      const stage = await BatchStage.create(conn, config, plans, keyPlans);
+      return new DuckLakeWriter(config, location, conn, lake, stage, plans, keyPlans, stored);
+    } catch (e) {
+      await lake.release();
+      throw e;
+    }
   }
 
   write(request: WriteRequest): Promise<WriteResult> {
@@ -100,14 +107,14 @@ export class DuckLakeWriter implements LakeWriter {
     if (this.closed) return;
     this.closed = true;
     await this.tail;
-    // The in-memory instance (and its catalog connection) is left to the garbage collector, as
-    // every DuckDB instance here (duckdb-db.ts); detaching lets go of a catalog file now.
-    await this.conn.run(`DETACH ${LAKE_ALIAS}`).catch(() => undefined);
+    // Connections and instances are left to the garbage collector (duckdb-db.ts); a PostgreSQL
+    // catalog's connections are let go now.
+    await this.lake.release();
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new LakeWriteError(`lake writer for table "${this.config.table}" is closed`, { retriable: true }));
-    const run = this.tail.then(fn);
+    const run = this.tail.then(() => this.lake.exclusive(fn));
     this.tail = run.catch(() => undefined);
     return run;
   }

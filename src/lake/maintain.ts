@@ -27,12 +27,18 @@ import { DUCKDB_FILE, joinLocation, resolveLakeConfig, type LakeConfig } from ".
 import { DeltaHelper } from "./delta-helper.js";
 import { storageOptions } from "./delta-writer.js";
 import { acquireDatabase } from "./duckdb-db.js";
-import { attachDuckLake, isConflict, LAKE_ALIAS, withConflictRetry } from "./ducklake-catalog.js";
+import { attachDuckLake, isConflict, LAKE_ALIAS, sharedCatalog, withConflictRetry } from "./ducklake-catalog.js";
 import { LakeWriteError } from "./errors.js";
 import { quarantineDir, readManifest, tableDir } from "./parquet-writer.js";
 
 /** Delta's default `delta.deletedFileRetentionDuration`: vacuum keeps a week of removed files. */
 export const DEFAULT_RETAIN_HOURS = 168;
+/**
+ * The shortest DuckLake retention accepted without `allowShortRetention`: expiring snapshots and
+ * deleting their files under a transaction still reading them (a stream's batch, a reader) fails
+ * that transaction with a missing file — seen here with a retention of 0 beside a running stream.
+ */
+export const DUCKLAKE_MIN_RETAIN_HOURS = 1;
 
 export interface MaintainOptions {
   /** Lake directory; overrides `materialization.target_path`. */
@@ -44,7 +50,7 @@ export interface MaintainOptions {
    */
   retainHours?: number;
   /**
-   * delta: accept a retention below the table's minimum. A reader or writer still working on an
+   * delta, ducklake: accept a retention below the table's minimum (ducklake: DUCKLAKE_MIN_RETAIN_HOURS). A reader or writer still working on an
    * older snapshot then may find its files gone; only for tables nothing reads while it runs.
    */
   allowShortRetention?: boolean;
@@ -221,10 +227,24 @@ async function maintainDuckDB(config: LakeConfig): Promise<TableMaintenance> {
  */
 async function maintainDuckLake(config: LakeConfig, options: MaintainOptions & { retainHours: number }): Promise<TableMaintenance[]> {
   const location = config.ducklake!;
-  const conn = await attachDuckLake(location);
+  if (options.retainHours < DUCKLAKE_MIN_RETAIN_HOURS && options.allowShortRetention !== true) {
+    throw new ConfigError(
+      "retainHours",
+      `${options.retainHours} h is below ${DUCKLAKE_MIN_RETAIN_HOURS} h: expiring snapshots that young deletes files a stream's batch or a ` +
+        "reader may still be reading; give a retention of at least that, or pass --allow-short-retention (allowShortRetention) for a lake " +
+        "nothing reads or writes while maintenance runs",
+    );
+  }
+  const names = [{ name: config.table, role: "table" as const }, ...(config.quarantine.enabled ? [{ name: config.quarantine.target, role: "quarantine" as const }] : [])];
+  const where = (name: string) => `${location.schema}.${name} in the DuckLake ${redactText(location.catalog)}`;
+  // Attaching a catalog file that does not exist creates it: maintenance never makes a lake (and
+  // would race the stream that is about to).
+  if (!sharedCatalog(location) && !existsSync(location.catalog)) {
+    return names.map((n) => ({ ...n, location: where(n.name), exists: false, before: { files: 0, bytes: 0 }, after: { files: 0, bytes: 0 }, steps: [] }));
+  }
+  const { conn, exclusive, release } = await attachDuckLake(location);
   const attempts = options.maxCompactAttempts ?? 10;
   const catalog = quoteString(LAKE_ALIAS);
-  const names = [{ name: config.table, role: "table" as const }, ...(config.quarantine.enabled ? [{ name: config.quarantine.target, role: "quarantine" as const }] : [])];
   try {
     const exists = async (name: string) =>
       (await conn.runAndReadAll("SELECT 1 FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3", [LAKE_ALIAS, location.schema, name])).currentRowCount > 0;
@@ -237,20 +257,22 @@ async function maintainDuckLake(config: LakeConfig, options: MaintainOptions & {
     /** A step: done, or gave up after losing to concurrent commits `attempts` times. */
     const step = async <T>(fn: () => Promise<T>): Promise<{ status: "done"; value: T } | { status: "gave-up" }> => {
       try {
-        return { status: "done", value: await withConflictRetry(fn, attempts) };
+        // Each step on its own turn: on a catalog file, a stream's batches go on between steps.
+        return { status: "done", value: await withConflictRetry(() => exclusive(fn), attempts) };
       } catch (e) {
         if (isConflict(e)) return { status: "gave-up" };
         throw e;
       }
     };
-    const present = await Promise.all(names.map((n) => exists(n.name)));
-    const before = await Promise.all(names.map((n, i) => (present[i] ? stats(n.name) : { files: 0, bytes: 0 })));
+    const statsOf = (present: readonly boolean[]) => exclusive(() => Promise.all(names.map(async (n, i) => (present[i] ? stats(n.name) : { files: 0, bytes: 0 }))));
+    const present = await exclusive(() => Promise.all(names.map((n) => exists(n.name))));
+    const before = await statsOf(present);
     const older = `older_than => now() - INTERVAL ${options.retainHours} HOUR`;
     const flush = await step(() => conn.run(`CALL ducklake_flush_inlined_data(${catalog})`));
     const merged = await step(async () => (await conn.runAndReadAll(`CALL ducklake_merge_adjacent_files(${catalog})`)).getRowObjectsJS());
     const expired = await step(async () => (await conn.runAndReadAll(`CALL ducklake_expire_snapshots(${catalog}, ${older})`)).currentRowCount);
     const cleaned = await step(async () => (await conn.runAndReadAll(`CALL ducklake_cleanup_old_files(${catalog}, ${older})`)).currentRowCount);
-    const after = await Promise.all(names.map((n, i) => (present[i] ? stats(n.name) : { files: 0, bytes: 0 })));
+    const after = await statsOf(present);
     return names.map((n, i) => {
       const row = merged.status === "done" ? merged.value.find((r) => r["schema_name"] === location.schema && r["table_name"] === n.name) : undefined;
       const steps: MaintenanceStep[] = [
@@ -264,13 +286,13 @@ async function maintainDuckLake(config: LakeConfig, options: MaintainOptions & {
           { kind: "vacuum", status: cleaned.status, retainHours: options.retainHours, filesDeleted: cleaned.status === "done" ? cleaned.value : 0 },
         );
       }
-      return { ...n, location: `${location.schema}.${n.name} in the DuckLake ${redactText(location.catalog)}`, exists: present[i]!, before: before[i]!, after: after[i]!, steps };
+      return { ...n, location: where(n.name), exists: present[i]!, before: before[i]!, after: after[i]!, steps };
     });
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     throw new LakeWriteError(`maintenance of the DuckLake ${redactText(location.catalog)} failed: ${redactText((e as Error).message)}`, { retriable: true });
   } finally {
-    await conn.run(`DETACH ${LAKE_ALIAS}`).catch(() => undefined);
+    await release();
   }
 }
 

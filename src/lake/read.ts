@@ -170,15 +170,17 @@ async function readDelta(config: LakeConfig, which: "table" | "quarantine"): Pro
 async function readDuckLake(config: LakeConfig, name: string): Promise<Row[]> {
   const location = config.ducklake!;
   if (!sharedCatalog(location) && !existsSync(location.catalog)) return [];
-  const conn = await attachDuckLake(location);
+  const { conn, exclusive, release } = await attachDuckLake(location);
   try {
-    const found = await conn.runAndReadAll(
-      "SELECT 1 FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3",
-      [LAKE_ALIAS, location.schema, name],
-    );
-    return found.currentRowCount === 0 ? [] : await readAll(conn, `SELECT * FROM ${lakeTable(location, name)}`);
+    return await exclusive(async () => {
+      const found = await conn.runAndReadAll(
+        "SELECT 1 FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3",
+        [LAKE_ALIAS, location.schema, name],
+      );
+      return found.currentRowCount === 0 ? [] : await readAll(conn, `SELECT * FROM ${lakeTable(location, name)}`);
+    });
   } finally {
-    await conn.run(`DETACH ${LAKE_ALIAS}`).catch(() => undefined);
+    await release();
   }
 }
 
