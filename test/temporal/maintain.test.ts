@@ -3,9 +3,12 @@
  * `lakelogic schedule create … --maintain`, triggered at once (no waiting for its cadence), runs
  * the maintenance workflow, which compacts the Delta table a stream wrote in small batches.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { historyFromJSON } from "@temporalio/common/lib/proto-utils.js";
+import { Worker } from "@temporalio/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderEvents } from "../../examples/orders.js";
 import { main } from "../../src/cli/main.js";
@@ -19,10 +22,21 @@ import { readDelta } from "../support/delta.js";
 import { waitFor } from "../support/proc.js";
 import { requireService } from "../support/services.js";
 import { startTemporal } from "../support/temporal.js";
-import { ORDERS_CONTRACT, workflowBundle } from "./support.js";
+import { ORDERS_CONTRACT, recordableHistory, workflowBundle } from "./support.js";
 
 const temporal = await requireService("temporal: scheduled lake maintenance", () => startTemporal());
 afterAll(() => temporal?.stop());
+
+/** A maintenance workflow's history, recorded from the run below (LAKELOGIC_RECORD_HISTORIES=1), replayed on every run. */
+const FIXTURE = fileURLToPath(new URL("../fixtures/histories/maintain/maintain.json", import.meta.url));
+
+describe("the recorded maintenance history", () => {
+  it("replays deterministically against the current workflow code", async () => {
+    expect(readdirSync(join(FIXTURE, "..")).includes("maintain.json")).toBe(true);
+    const history = historyFromJSON(JSON.parse(readFileSync(FIXTURE, "utf8")));
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, "maintain");
+  });
+});
 
 describe.skipIf(!temporal)("scheduled lake maintenance", () => {
   const TASK_QUEUE = "lakelogic-maintain-test";
@@ -88,7 +102,14 @@ describe.skipIf(!temporal)("scheduled lake maintenance", () => {
       250,
     );
     expect(workflowId).toMatch(/^lakelogic-maintain:orders-maintain/);
-    const report = (await streams.client.workflow.getHandle(workflowId).result()) as MaintainReport;
+    const handle = streams.client.workflow.getHandle(workflowId);
+    const report = (await handle.result()) as MaintainReport;
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);
+    if (process.env.LAKELOGIC_RECORD_HISTORIES === "1") {
+      mkdirSync(join(FIXTURE, ".."), { recursive: true });
+      writeFileSync(FIXTURE, recordableHistory(history, dir));
+    }
     expect(report).toMatchObject({ format: "delta", complete: true });
     const table = report.tables.find((t) => t.role === "table")!;
     expect(table.before.files).toBeGreaterThan(5);

@@ -13,7 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { historyFromJSON, historyToJSON } from "@temporalio/common/lib/proto-utils.js";
+import { historyFromJSON } from "@temporalio/common/lib/proto-utils.js";
 import type { temporal } from "@temporalio/proto";
 import { ApplicationFailure } from "@temporalio/common";
 import { TestWorkflowEnvironment } from "@temporalio/testing";
@@ -34,7 +34,7 @@ import type {
 import { waitFor } from "../support/proc.js";
 import { requireService } from "../support/services.js";
 import { temporalBinary } from "../support/temporal.js";
-import { workflowBundle } from "./support.js";
+import { recordableHistory, workflowBundle } from "./support.js";
 
 Runtime.install({ logger: new DefaultLogger("WARN") });
 const env = await requireService("temporal: processing_time workflow", () =>
@@ -146,10 +146,8 @@ const RECORDED = ["processing-time-stop.json", "processing-time-first-run.json",
 async function replay(history: History, name: string): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, name);
   if (process.env.LAKELOGIC_RECORD_HISTORIES !== "1") return;
-  // Stack traces name source paths and identities name hosts; replay reads neither.
-  const scrub = (k: string, v: unknown) => (k === "stackTrace" ? "" : k === "identity" ? "recorder" : v);
   mkdirSync(FIXTURES, { recursive: true });
-  writeFileSync(`${FIXTURES}${name}.json`, JSON.stringify(JSON.parse(historyToJSON(history), scrub), null, 1) + "\n");
+  writeFileSync(`${FIXTURES}${name}.json`, recordableHistory(history));
 }
 
 describe("recorded processing_time histories", () => {

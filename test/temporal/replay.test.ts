@@ -12,7 +12,7 @@ import { workflowBundle } from "./support.js";
  * streams already running in production. No server is needed.
  */
 const dir = fileURLToPath(new URL("../fixtures/histories/", import.meta.url));
-/** processing-time/ holds the histories of test/temporal/processing-time.test.ts, which replays them. */
+/** processing-time/ and maintain/ hold the histories of test/temporal/processing-time.test.ts and maintain.test.ts, which replay them. */
 const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
 
 describe("stream workflow replay", () => {

@@ -3,6 +3,8 @@ import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { History } from "@temporalio/common/lib/proto-utils.js";
+import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from "@temporalio/worker";
 import { orderEvent } from "../../examples/orders.js";
 import { workflowsPath } from "../../src/temporal/worker.js";
@@ -93,4 +95,23 @@ export async function spawnWorker(address: string, taskQueue = "lakelogic", mach
     child.once("exit", (code, signal) => reject(new Error(`worker exited early (${code ?? signal}): ${out.slice(-2000)}`)));
     child.once("error", reject);
   });
+}
+
+/** `<pid>@<host>`: how the SDK names a worker (its identity, its sticky task queue). */
+const WORKER_NAME = /^\d+@\S+$/;
+
+/**
+ * A history as JSON to keep under test/fixtures/histories: without what names the recording
+ * machine — stack traces (source paths), worker identities and sticky queues (host names), and,
+ * in payloads, `scratchDir` (written as "."). Replay reads none of them as anything but data.
+ */
+export function recordableHistory(history: History, scratchDir?: string): string {
+  const local = (data: string) =>
+    scratchDir === undefined ? data : Buffer.from(Buffer.from(data, "base64").toString("utf8").split(scratchDir).join("."), "utf8").toString("base64");
+  const scrub = (k: string, v: unknown) => {
+    if (k === "stackTrace") return "";
+    if (k === "identity" || (typeof v === "string" && WORKER_NAME.test(v))) return "recorder";
+    return k === "data" && typeof v === "string" ? local(v) : v;
+  };
+  return JSON.stringify(JSON.parse(historyToJSON(history), scrub), null, 1) + "\n";
 }
