@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setEnv } from "../support/env.js";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
@@ -154,21 +155,15 @@ describe("lake source on a Delta bronze, continuous", () => {
 
 describe("lake source on a Delta bronze on S3", () => {
   let s3: ObjectStoreServer;
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = (): void => undefined;
   beforeAll(async () => {
     s3 = await startS3();
     await s3.createBucket("lake");
     // Credentials from the default chain (here: the environment), as for the Delta writer.
-    for (const [k, v] of Object.entries(s3Environment(s3.endpoint))) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = setEnv(s3Environment(s3.endpoint));
   }, 120_000);
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
     await s3?.stop();
   });
 
