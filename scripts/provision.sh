@@ -26,3 +26,4 @@ step "Prometheus text-format parser for the metrics tests: prometheus_client (Py
 step "Delta Lake writer for format: delta: deltalake (delta-rs) and pyarrow (PyPI)" bash scripts/provision-deltalake.sh
 step "DuckDB extensions for format: ducklake: ducklake, postgres_scanner, httpfs, delta (PyPI)" bash scripts/provision-duckdb-extensions.sh
 step "Apache Spark and Delta Lake (PyPI pyspark, delta-spark; jars from Maven Central)" bash scripts/provision-spark.sh
+step "Python LakeLogic sdist, its example contracts for the compatibility tests (PyPI lakelogic)" bash scripts/provision-python-examples.sh

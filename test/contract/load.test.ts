@@ -352,6 +352,15 @@ describe("quality.row_rules", () => {
     ]);
   });
 
+  it("reads accepted_values keyed by its field: {status: [values]}", () => {
+    const c = load(`dataset: d\n${FIELDS}quality:\n  row_rules:\n    - accepted_values:\n        STATUS: [NEW, PAID]\n        severity: warning\n`);
+    expect(c.rowRules.map(({ loc: _loc, ...r }) => r)).toEqual([
+      { id: "accepted_values:status", kind: "accepted_values", field: "status", values: ["NEW", "PAID"], severity: "warning", origin: "declared" },
+    ]);
+    // A field the contract lacks is still refused, by name.
+    expect(() => load(`dataset: d\n${FIELDS}quality:\n  row_rules:\n    - accepted_values: {currency: [GBP]}\n`)).toThrow(/currency/);
+  });
+
   it("accepts labels beside the kind as well as inside it (inside wins)", () => {
     const c = load(`dataset: d\n${FIELDS}quality:\n  row_rules:\n    - regex_match: {field: email, pattern: "@", severity: info}\n      name: has_at\n      severity: warning\n`);
     expect(c.rowRules[0]).toMatchObject({ id: "has_at", severity: "info" });

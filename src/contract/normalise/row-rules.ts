@@ -112,6 +112,7 @@ function configuredRule(
     if (value === null || value === undefined) cx.error(cfgPath, "is empty", `a mapping, e.g. ${kind}: {field: …}`);
     return [];
   }
+  if (kind === "accepted_values") cfg = fieldKeyedValues(cfg);
   checkKeys(cx, cfg, cfgPath, [...RULE_LABEL_KEYS, ...(CONFIG_KEYS[kind] ?? [])], kind);
   const labels = { ...beside, ...readLabels(cx, cfg, cfgPath, beside) };
   const field = ruleField(cx, cfg, cfgPath, site.field);
@@ -123,6 +124,19 @@ function configuredRule(
   const id = labels.name ?? `range:${field}`;
   const rule = rangeRule(cx, { id, labels, path, origin: site.origin, field, min: cfg["min"], max: cfg["max"], inclusive, cfgPath });
   return rule ? [{ rule, path, rangeField: field }] : [];
+}
+
+/**
+ * `accepted_values: {currency: [GBP, USD]}`: the field named by the key, its values the list (the
+ * shorthand the Python package's annotated reference contracts write). Only when it is the one
+ * key besides the labels, so `{field, values}` and a misspelt key keep their meaning and messages.
+ */
+function fieldKeyedValues(cfg: Obj): Obj {
+  const keys = Object.keys(cfg).filter((k) => !RULE_LABEL_KEYS.includes(k));
+  const only = keys.length === 1 ? keys[0]! : undefined;
+  if (only === undefined || (CONFIG_KEYS["accepted_values"] ?? []).includes(only) || !Array.isArray(cfg[only])) return cfg;
+  const { [only]: values, ...labels } = cfg;
+  return { ...labels, field: only, values };
 }
 
 function acceptedValuesRule(cx: NormaliseContext, c: Configured): Array<RuleDraft<RowRule>> {
