@@ -24,9 +24,16 @@ export interface SinkLife {
   output: string;
 }
 
-export function sinkLife(args: string[], env: Record<string, string>, plan: SinkPlan): Promise<SinkLife> {
+/**
+ * `privateDisk`: run the life as a machine of its own, as test/temporal/support.ts spawnWorker
+ * does — a private mount namespace (root only) with an empty tmpfs over that directory.
+ */
+export function sinkLife(args: string[], env: Record<string, string>, plan: SinkPlan, privateDisk?: string): Promise<SinkLife> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), childScript, ...args], {
+    const node = [process.execPath, "--import", import.meta.resolve("tsx"), childScript, ...args];
+    // `exec` keeps the consumer's pid the child's, so the SIGKILL reaches it.
+    const [command, ...argv] = privateDisk ? ["unshare", "-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs none "$0" && exec "$@"', privateDisk, ...node] : node;
+    const child = spawn(command!, argv, {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env, ...(plan.kill === "afterWrite" ? { LL_HANG_ON_WRITE: String(plan.n) } : {}) },
     });

@@ -8,7 +8,7 @@ import type { ChildProcess } from "node:child_process";
 import { StreamClient } from "../../src/temporal/client.js";
 import type { StreamWorkflowInput } from "../../workflows/types.js";
 import { delay, stopProcess } from "../../test/support/proc.js";
-import { spawnWorker } from "../../test/temporal/support.js";
+import { spawnWorker, type WorkerMachine } from "../../test/temporal/support.js";
 
 /** How long a queue stream may take to drain once the kills are spent (leases lapse, redeliveries settle). */
 export const QUEUE_DRAIN_MS = 15 * 60_000;
@@ -25,13 +25,25 @@ export interface TemporalCell {
   close(): Promise<void>;
 }
 
-/** `remaining`: what the stream has not consumed yet (queue messages, or produced minus counted). */
-export async function startTemporalCell(address: string, taskQueue: string, remaining: () => Promise<number>, input: StreamWorkflowInput): Promise<TemporalCell> {
+/**
+ * `remaining`: what the stream has not consumed yet (queue messages, or produced minus counted).
+ * `machines`: each worker life runs on the next of these in turn (a private disk each), so the
+ * stream moves machine at every kill; none: plain processes of this host.
+ */
+export async function startTemporalCell(
+  address: string,
+  taskQueue: string,
+  remaining: () => Promise<number>,
+  input: StreamWorkflowInput,
+  machines: WorkerMachine[] = [],
+): Promise<TemporalCell> {
   const streams = await StreamClient.connect({ address, taskQueue });
   await streams.start(input);
   const key = input.checkpointKey!;
   let worker: ChildProcess | undefined;
   let closed = false;
+  let lives = 0;
+  const spawn = () => spawnWorker(address, taskQueue, machines.length ? machines[lives++ % machines.length] : undefined);
   const done = async () => (await streams.handle(key).describe()).status.name !== "RUNNING";
   /** Whether the stream is running (started again if it ended with records left). */
   const running = async () => {
@@ -43,7 +55,7 @@ export async function startTemporalCell(address: string, taskQueue: string, rema
   return {
     killAfter: async (ms) => {
       if (!(await running())) return "done";
-      const w = (worker ??= await spawnWorker(address, taskQueue));
+      const w = (worker ??= await spawn());
       await delay(ms);
       if (await done()) return "ended";
       const exited = new Promise((r) => (w.exitCode !== null || w.signalCode !== null ? r(undefined) : w.once("exit", r)));
@@ -53,7 +65,7 @@ export async function startTemporalCell(address: string, taskQueue: string, rema
       return "killed";
     },
     drain: async () => {
-      worker ??= await spawnWorker(address, taskQueue);
+      worker ??= await spawn();
       await streams.result(key);
       const deadline = Date.now() + QUEUE_DRAIN_MS;
       for (let run = 0; (await remaining()) > 0; run++) {
