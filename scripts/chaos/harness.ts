@@ -130,7 +130,7 @@ function sinkArgs(c: Cell): string[] {
 /** One StreamSink life, on the cell's next machine if it has machines. */
 function sinkRun(c: Cell, plan: SinkPlan): ReturnType<typeof sinkLife> {
   const machine = c.machines.length ? c.machines[c.lives++ % c.machines.length] : undefined;
-  return sinkLife(sinkArgs(c), { ...c.loaded.env, ...c.lakeEnv }, plan, machine?.privateDisk);
+  return sinkLife(sinkArgs(c), { ...c.loaded.env, ...c.lakeEnv, ...(machine ? { TMPDIR: machine.privateDisk } : {}) }, plan, machine?.privateDisk);
 }
 
 /** One kill of a StreamSink cell; returns the batches it left written but uncommitted. */
@@ -181,6 +181,11 @@ interface SharedStorage {
 
 const BUCKET = "chaos";
 
+/** A machine whose private disk is also its temporary directory: what a life stages locally stays on it. */
+const machineOn =
+  (env: Record<string, string>) =>
+  (privateDisk: string): WorkerMachine => ({ privateDisk, env: { ...env, TMPDIR: privateDisk } });
+
 /**
  * A cell on two machines: its lake on S3 (for DuckLake with a catalog database of its own, as a
  * catalog has one data path), its checkpoint in the lake's commits — not a file of this host,
@@ -193,7 +198,7 @@ function sharedCell(name: string, shared: SharedStorage): Pick<Cell, "lake" | "l
     execFileSync(join(shared.pg.binDir, "createdb"), ["-h", "127.0.0.1", "-p", String(shared.pg.port), "-U", "postgres", db]);
     lakeEnv.DUCKLAKE_METADATA = `postgres:dbname=${db} host=127.0.0.1 port=${shared.pg.port} user=postgres`;
   }
-  return { lake: `s3://${BUCKET}/${name}`, lakeEnv, checkpoint: "target", machines: shared.disks.map((privateDisk) => ({ privateDisk, env: lakeEnv })) };
+  return { lake: `s3://${BUCKET}/${name}`, lakeEnv, checkpoint: "target", machines: shared.disks.map(machineOn(lakeEnv)) };
 }
 
 async function makeCell(source: SourceKind, runtime: Runtime, driver: SourceDriver, keys: number, root: string, lake: LakeFormat, shared?: SharedStorage): Promise<Cell> {
