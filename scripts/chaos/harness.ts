@@ -130,7 +130,8 @@ function sinkArgs(c: Cell): string[] {
 /** One StreamSink life, on the cell's next machine if it has machines. */
 function sinkRun(c: Cell, plan: SinkPlan): ReturnType<typeof sinkLife> {
   const machine = c.machines.length ? c.machines[c.lives++ % c.machines.length] : undefined;
-  return sinkLife(sinkArgs(c), { ...c.loaded.env, ...c.lakeEnv, ...(machine ? { TMPDIR: machine.privateDisk } : {}) }, plan, machine?.privateDisk);
+  const env = { ...c.loaded.env, ...c.lakeEnv, ...(machine ? { TMPDIR: machine.privateDisk } : {}) };
+  return sinkLife(sinkArgs(c), env, plan, { privateDisk: machine?.privateDisk, writeIsCommit: c.checkpoint === "target" });
 }
 
 /** One kill of a StreamSink cell; returns the batches it left written but uncommitted. */
