@@ -1,17 +1,19 @@
 /**
- * `npm run chaos -- --kills 1000 [--seed S] [--sources file,postgres] [--runtimes sink,temporal] [--lake duckdb|delta|ducklake] [--json]`
+ * `npm run chaos -- --kills 1000 [--seed S] [--sources file,postgres] [--runtimes sink,temporal] [--lake duckdb|delta|ducklake] [--machines 1|2] [--json]`
  *
  * SIGKILLs stream consumers at random moments across source kinds and both runtimes (StreamSink
  * and a Temporal worker), with poison records mixed in, then audits every stream: nothing lost,
  * nothing duplicated under merge, quarantine exactly the poison, checkpoint totals reconciled.
  * Prints a JSON report; exits 1 on any loss, duplicate or mismatch. The seed is printed, and the
  * same seed makes the same choices again. Needs the servers of the chosen sources and the
- * Temporal CLI (scripts/provision-*.sh).
+ * Temporal CLI (scripts/provision-*.sh). `--machines 2` runs every consumer life as a machine of
+ * its own (a private mount namespace and disk; root only), alternating between two, with the
+ * lakes on S3 (and DuckLake catalogs in PostgreSQL).
  */
-import { RUNTIMES, runChaos, type ChaosReport, type Runtime } from "./chaos/harness.js";
+import { chaosTopology, LAKE_FORMATS, RUNTIMES, runChaos, type ChaosReport, type LakeFormat, type Runtime } from "./chaos/harness.js";
 import { SOURCE_KINDS, type SourceKind } from "./chaos/source-driver.js";
 
-const usage = `Usage: npm run chaos -- [--kills N] [--seed S] [--sources ${SOURCE_KINDS.join(",")}] [--runtimes ${RUNTIMES.join(",")}] [--lake duckdb|delta|ducklake] [--json]`;
+const usage = `Usage: npm run chaos -- [--kills N] [--seed S] [--sources ${SOURCE_KINDS.join(",")}] [--runtimes ${RUNTIMES.join(",")}] [--lake ${LAKE_FORMATS.join("|")}] [--machines 1|2] [--json]`;
 
 function listOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T[] {
   const items = value.split(",").map((s) => s.trim()).filter(Boolean);
@@ -19,13 +21,14 @@ function listOf<T extends string>(flag: string, value: string, allowed: readonly
   return items as T[];
 }
 
-function parse(argv: string[]): { kills: number; seed: number; sources: SourceKind[]; runtimes: Runtime[]; lake: "duckdb" | "delta" | "ducklake"; json: boolean } {
+function parse(argv: string[]): { kills: number; seed: number; sources: SourceKind[]; runtimes: Runtime[]; lake: LakeFormat; machines: 1 | 2; json: boolean } {
   const o = {
     kills: 100,
     seed: (Date.now() ^ process.pid) >>> 0,
     sources: [...SOURCE_KINDS] as SourceKind[],
     runtimes: [...RUNTIMES] as Runtime[],
-    lake: "duckdb" as "duckdb" | "delta" | "ducklake",
+    lake: "duckdb" as LakeFormat,
+    machines: 1 as 1 | 2,
     json: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -39,11 +42,21 @@ function parse(argv: string[]): { kills: number; seed: number; sources: SourceKi
     else if (flag === "--seed") o.seed = Number(value()) >>> 0;
     else if (flag === "--sources") o.sources = listOf(flag, value(), SOURCE_KINDS);
     else if (flag === "--runtimes") o.runtimes = listOf(flag, value(), RUNTIMES);
-    else if (flag === "--lake") o.lake = listOf(flag, value(), ["duckdb", "delta", "ducklake"] as const)[0]!;
+    else if (flag === "--lake") o.lake = listOf(flag, value(), LAKE_FORMATS)[0]!;
+    else if (flag === "--machines") {
+      const m = value();
+      if (m !== "1" && m !== "2") throw new Error(`--machines must be 1 or 2, not "${m}"\n${usage}`);
+      o.machines = m === "1" ? 1 : 2;
+    }
     else if (flag === "--json") o.json = true;
     else throw new Error(`unknown option "${flag}"\n${usage}`);
   }
   if (!Number.isInteger(o.kills) || o.kills < 0) throw new Error(`--kills must be a whole number >= 0\n${usage}`);
+  try {
+    chaosTopology(o);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${usage}`);
+  }
   return o;
 }
 
@@ -58,9 +71,10 @@ try {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(2);
 }
-process.stderr.write(`[chaos] seed ${o.seed}: ${o.kills} kills over ${o.sources.join(",")} × ${o.runtimes.join(",")}, lake ${o.lake}\n`);
+process.stderr.write(`[chaos] seed ${o.seed}: ${o.kills} kills over ${o.sources.join(",")} × ${o.runtimes.join(",")}, lake ${o.lake}, ${o.machines} machine${o.machines === 1 ? "" : "s"}\n`);
 const report = await runChaos(o);
 const summary = {
+  topology: report.topology,
   kills: report.kills,
   byRuntime: report.byRuntime,
   bySource: report.bySource,

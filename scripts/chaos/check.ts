@@ -5,7 +5,7 @@
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import type { CheckpointRecord } from "../../src/checkpoint/types.js";
 import { loadContract } from "../../src/contract/index.js";
-import { readQuarantine, readTable } from "../../src/lake/index.js";
+import { openLake, readQuarantine, readTable } from "../../src/lake/index.js";
 import { keyOfStoredId, type Dataset } from "./dataset.js";
 
 export interface StreamAudit {
@@ -31,10 +31,40 @@ function quarantineTag(q: { record: unknown; raw: string | null; rawEncoding: st
   return /\be\d+\b/.exec(text)?.[0];
 }
 
-export async function loadCheckpoint(file: string, key: string): Promise<CheckpointRecord | null> {
-  const store = new SQLiteCheckpointStore(file);
+/** Where a stream's lake and checkpoint live, and the environment that reaches them. */
+export interface StreamLocation {
+  contract: string;
+  lake: string;
+  /** A SQLite file on this host, or "target": the lake's own commits. */
+  checkpoint: string;
+  key: string;
+  /** Set in this process before the lake is opened (a DuckLake's catalog, DUCKLAKE_METADATA). */
+  lakeEnv: Record<string, string>;
+}
+
+/**
+ * Run `open` with the stream's lake environment in place. The lake's location is resolved in the
+ * synchronous start of openLake/readTable, so streams of different catalogs can be read at once.
+ */
+export function inLakeEnv<T>(s: Pick<StreamLocation, "lakeEnv">, open: () => Promise<T>): Promise<T> {
+  Object.assign(process.env, s.lakeEnv);
+  return open();
+}
+
+export async function loadCheckpoint(s: StreamLocation): Promise<CheckpointRecord | null> {
+  if (s.checkpoint === "target") {
+    // From the lake itself: what every machine sees, not a file of this host.
+    const contract = await loadContract(s.contract);
+    const lake = await inLakeEnv(s, () => openLake(contract, { targetPath: s.lake }));
+    try {
+      return (await lake.checkpointStore!().load(s.key)) ?? null;
+    } finally {
+      await lake.close();
+    }
+  }
+  const store = new SQLiteCheckpointStore(s.checkpoint);
   try {
-    return (await store.load(key)) ?? null;
+    return (await store.load(s.key)) ?? null;
   } finally {
     await store.close();
   }
@@ -69,11 +99,7 @@ function auditTarget(rows: Array<Record<string, unknown>>, data: Dataset, ordere
   return { lost, duplicated };
 }
 
-export interface AuditTarget {
-  contract: string;
-  lake: string;
-  checkpoint: string;
-  key: string;
+export interface AuditTarget extends StreamLocation {
   data: Dataset;
   /** The source replays from a cursor: totals equal what was produced. Queues may count a redelivery twice. */
   exactTotals: boolean;
@@ -85,9 +111,9 @@ export async function auditStream(s: AuditTarget): Promise<StreamAudit> {
   const { data, exactTotals } = s;
   const contract = await loadContract(s.contract);
   const problems: string[] = [];
-  const { lost, duplicated: dupRows } = auditTarget(await readTable(contract, { targetPath: s.lake }), data, s.ordered, problems);
+  const { lost, duplicated: dupRows } = auditTarget(await inLakeEnv(s, () => readTable(contract, { targetPath: s.lake })), data, s.ordered, problems);
   let duplicated = dupRows;
-  const quarantine = await readQuarantine(contract, { targetPath: s.lake });
+  const quarantine = await inLakeEnv(s, () => readQuarantine(contract, { targetPath: s.lake }));
   const tags = new Map<string, number>();
   for (const q of quarantine) {
     const tag = quarantineTag(q) ?? `?${q.quarantineId}`;
@@ -102,7 +128,7 @@ export async function auditStream(s: AuditTarget): Promise<StreamAudit> {
   for (const tag of data.poisonTags) if (!tags.has(tag)) quarantineMismatch++;
   if (quarantineMismatch > 0) problems.push(`quarantine differs from the produced poison in ${quarantineMismatch} records`);
 
-  const rec = await loadCheckpoint(s.checkpoint, s.key);
+  const rec = await loadCheckpoint(s);
   const t = rec?.totals ?? null;
   const produced = data.items.length;
   let reconciled = t !== null && t.sourceCount === t.goodCount + t.badCount + t.supersededCount && t.sourceCount >= produced;
