@@ -126,6 +126,9 @@ function specOf(input: StreamWorkflowInput): StreamSpec {
     targetPath: input.targetPath,
     engine: input.engine,
     checkpoint: input.checkpoint,
+    // The activities load the contract: its placeholders' values and registry environment go too.
+    vars: input.vars,
+    environment: input.environment,
   };
 }
 
