@@ -3,6 +3,7 @@
  * continue-as-new, what the status query says. Replay tests catch changed commands; these unit
  * tests catch changed arithmetic, which replay cannot see. Workflow-safe: no I/O, no Node APIs.
  */
+import { noRules, sumRules, type RuleTotals } from "../src/pipeline/rule-tally.js";
 import type {
   Counts,
   OpenStreamResult,
@@ -57,6 +58,11 @@ export function afterCommit(carry: StreamCarry, cursor: string | null, write: Wr
     run: plus({ ...carry.run, batches: carry.run.batches + 1 }, write.batch),
     lastCommitAt: write.committedAt,
   };
+}
+
+/** The rule results of batches just committed, added to the workflow's (its status and result report them). */
+export function withRules(carry: StreamCarry, rules: RuleTotals | undefined): StreamCarry {
+  return rules ? { ...carry, rules: sumRules(carry.rules ?? noRules(), rules) } : carry;
 }
 
 /**
@@ -181,6 +187,7 @@ export function statusOf(
     ...carry.totals,
     lastCommitAt: carry.lastCommitAt,
     lag,
+    rules: carry.rules ?? noRules(),
   };
 }
 
@@ -203,5 +210,6 @@ export function resultOf(
     finishedAt: nowIso,
     stoppedBy,
     totals: carry.totals,
+    rules: carry.rules ?? noRules(),
   };
 }

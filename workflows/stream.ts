@@ -37,8 +37,10 @@ import {
 } from "@temporalio/workflow";
 import { decodeCursorForDisplay } from "./display.js";
 import { nextTriggerAt } from "../src/pipeline/trigger.js";
+import type { RuleTotals } from "../src/pipeline/rule-tally.js";
 import {
   afterCommit,
+  withRules,
   fetchLocally,
   fetchSize,
   initialCarry,
@@ -199,6 +201,7 @@ async function writeFetched(
   w: Writer,
   carry: () => StreamCarry,
   commit: (cursor: string | null, written: WriteBatchResult) => void,
+  tally: (rules: RuleTotals | undefined) => void,
   batches: ReadonlyArray<{ spool: string | null; cursor: string | null }>,
   ackSource: boolean,
 ): Promise<void> {
@@ -207,10 +210,11 @@ async function writeFetched(
   while (pending.length > 0) {
     const request = pending.map((b) => ({ fetched: b.spool, cursor: b.cursor }));
     // Each batch is validated, written, committed and (queues, I8: only after the commit) acknowledged in turn.
-    const { written } = await local.writeBatches({ spec: w.spec, key: carry().key, writerId: w.writerId, previous: previous(), batches: request, ack: ackSource });
+    const { written, rules } = await local.writeBatches({ spec: w.spec, key: carry().key, writerId: w.writerId, previous: previous(), batches: request, ack: ackSource });
     // A failure of the first batch fails the call: an empty result would loop forever.
     if (written.length === 0) throw ApplicationFailure.nonRetryable("writeBatches committed no batch and reported no error", "WriteBatchesEmpty");
     written.forEach((result, i) => commit(pending[i]!.cursor, result));
+    tally(rules);
     pending = pending.slice(written.length);
   }
 }
@@ -303,7 +307,7 @@ export async function streamWorkflow(input: StreamWorkflowInput): Promise<Stream
       // Every batch handed over is written, in order, before signals (which come with the task after a
       // fetch through the server) are looked at: at most batchesPerFetch × (1 + localFetchesPerRoundTrip).
       const batches = [{ ...fetched, write: fetched.count > 0 || fetched.cursorMoved }, ...(fetched.more ?? []).map((m) => ({ ...m, write: true }))];
-      await writeFetched(writer, () => carry, committed, batches.filter((b) => b.write), fetched.ackSource);
+      await writeFetched(writer, () => carry, committed, (rules) => (carry = withRules(carry, rules)), batches.filter((b) => b.write), fetched.ackSource);
       if (batches[batches.length - 1]!.exhausted) break;
     } catch (err) {
       if (!workerLost(err)) throw err;

@@ -5,6 +5,7 @@
  */
 
 import type { Counts } from "../src/checkpoint/types.js";
+import type { RuleTotals } from "../src/pipeline/rule-tally.js";
 import type { StreamMode } from "../src/pipeline/settings.js";
 import type { MaintainReport } from "../src/lake/maintain.js";
 
@@ -86,6 +87,8 @@ export interface StreamCarry {
   resumedFrom: string | null;
   /** available_now: the end snapshot captured by the first fetch of the drain. */
   endCursor?: string | null;
+  /** The rule results of this workflow's batches (since it first started; carried over continue-as-new). */
+  rules?: RuleTotals;
 }
 
 export type StreamState = "running" | "pausing" | "paused" | "stopping" | "completed";
@@ -111,6 +114,8 @@ export interface StreamStatus {
   supersededCount: number;
   lastCommitAt: string | null;
   lag: StreamLag | null;
+  /** The rule results of the batches this workflow committed. */
+  rules: RuleTotals;
 }
 
 export interface StreamWorkflowResult extends Counts {
@@ -122,6 +127,8 @@ export interface StreamWorkflowResult extends Counts {
   finishedAt: string;
   stoppedBy: "end" | "stop" | "max-batches";
   totals: Counts;
+  /** The rule results of the batches this workflow committed. */
+  rules: RuleTotals;
 }
 
 /* ---- activity inputs and outputs ---- */
@@ -217,6 +224,8 @@ export interface WriteBatchesResult {
    * committed (whose failure, if it lasts, then fails that call and is retried as any write).
    */
   written: WriteBatchResult[];
+  /** The rule results of the batches written, summed (absent from results recorded before they were reported). */
+  rules?: RuleTotals;
 }
 
 /* ---- the activities, as the workflow calls them ---- */

@@ -9,7 +9,7 @@ import { StreamRunError } from "../sink/errors.js";
 import { COMMANDS, findCommand } from "./commands/index.js";
 import { isConnectFailure, temporalAddressOf, temporalMissingError, TemporalUnreachableError } from "./temporal-connect.js";
 import { isEntryPoint } from "./entry.js";
-import { packageInfo } from "./package-info.js";
+import { packageInfo } from "../util/package-info.js";
 import { EXIT, UsageError, type CliIO } from "./types.js";
 
 export { COMMANDS } from "./commands/index.js";

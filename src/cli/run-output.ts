@@ -1,10 +1,13 @@
 import type { LogFields } from "../observe/logger.js";
+import { fieldsText } from "./output.js";
+import type { RuleCount } from "../engine/types.js";
+import type { RuleTotals } from "../pipeline/rule-tally.js";
 import type { BatchReport, StreamRunSummary } from "../sink/index.js";
 
 /** The facts of the info line logged per committed batch when stderr is not a terminal. */
 export function batchLogLine(
   key: string,
-  b: Pick<BatchReport, "batchId" | "sourceCount" | "goodCount" | "badCount" | "supersededCount" | "durationMs" | "lag" | "progress">,
+  b: Pick<BatchReport, "batchId" | "sourceCount" | "goodCount" | "badCount" | "supersededCount" | "durationMs" | "lag" | "progress"> & { ruleCounts: readonly RuleCount[] },
 ): LogFields {
   return {
     key,
@@ -18,6 +21,8 @@ export function batchLogLine(
     lagBytes: b.lag?.bytes,
     lagOldestAgeMs: b.lag?.oldestAgeMs,
     progress: b.progress === undefined ? undefined : Number(b.progress.toFixed(4)),
+    // The rules that failed rows in this batch, `rule=rows` comma-separated (none: left out).
+    failedRules: b.ruleCounts.filter((r) => r.failed > 0).map((r) => `${r.ruleId}=${r.failed}`).join(",") || undefined,
   };
 }
 
@@ -53,5 +58,31 @@ export function summaryText(s: StreamRunSummary): string {
     ].filter(Boolean);
     if (parts.length) lines.push(`  lag         ${parts.join(", ")}`);
   }
+  lines.push(...rulesText(s.rules));
   return lines.join("\n") + "\n";
+}
+
+/**
+ * The run's rules, one line each: row rules that failed rows (those that failed none are summed
+ * in one line), then every dataset rule with the batches it passed and failed.
+ */
+export function rulesText(rules: RuleTotals): string[] {
+  const lines: string[] = [];
+  const failing = rules.rows.filter((r) => r.failed > 0).sort((a, b) => b.failed - a.failed);
+  const clean = rules.rows.length - failing.length;
+  if (failing.length > 0 || clean > 0) lines.push("  rules");
+  for (const r of failing) lines.push(`    ${r.ruleId} (${r.severity})  failed ${n(r.failed)}, passed ${n(r.passed)}`);
+  if (clean > 0) lines.push(`    ${n(clean)} other row rule${clean === 1 ? "" : "s"} failed no rows`);
+  for (const d of rules.dataset) {
+    const verdict = d.failedBatches > 0 ? `FAILED in ${n(d.failedBatches)} of ${n(d.failedBatches + d.passedBatches)} batch${d.failedBatches + d.passedBatches === 1 ? "" : "es"}, last: ${d.lastMessage}` : `passed in ${n(d.passedBatches)} batch${d.passedBatches === 1 ? "" : "es"}`;
+    lines.push(`    ${d.ruleId} (dataset, ${d.severity})  ${verdict}`);
+  }
+  return lines;
+}
+
+/** A workflow's status or result for people: its fields one per line, its rules as the run summary shows them. */
+export function streamFieldsText(o: { rules?: RuleTotals }): string {
+  const { rules, ...fields } = o;
+  const lines = rules ? rulesText(rules) : [];
+  return fieldsText(fields) + (lines.length ? lines.map((l) => l.slice(2)).join("\n") + "\n" : "");
 }

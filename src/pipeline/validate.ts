@@ -1,10 +1,11 @@
 import type { Contract } from "../contract/types.js";
-import type { DatasetRuleResult, Engine, GoodColumns, Row, RuleCount } from "../engine/types.js";
+import type { DatasetRuleResult, Engine, GoodColumns, Row } from "../engine/types.js";
 import type { QuarantineRow } from "../lake/types.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
 import { validateDeletes } from "./deletes.js";
-import { DEFAULT_RECORD_LIMITS, limitBreach, limitQuarantineRow, type RecordLimits } from "./limits.js";
+import { DEFAULT_RECORD_LIMITS, LIMIT_RULE_ID, limitBreach, limitQuarantineRow, type RecordLimits } from "./limits.js";
+import type { RuleCheck } from "./rule-tally.js";
 
 export interface ValidatedBatch {
   sourceCount: number;
@@ -24,7 +25,8 @@ export interface ValidatedBatch {
    * other rows are written. An applied delete counts as good (in goodCount, not in `good`).
    */
   deletes?: Row[];
-  ruleCounts: RuleCount[];
+  /** Every declared row rule (and a built-in one that failed rows), with the rows it failed and passed. */
+  ruleCounts: RuleCheck[];
   datasetRules: DatasetRuleResult[];
 }
 
@@ -47,12 +49,15 @@ export async function validateRecords(
   const origin: SourceRecord[] = [];
   const bad: QuarantineRow[] = [];
   const deleting: SourceRecord[] = [];
+  let decodeFailed = 0;
+  let limitFailed = 0;
   for (const r of records) {
     if (r.delete !== undefined) {
       deleting.push(r);
       continue;
     }
     if (r.decodeError !== undefined) {
+      decodeFailed++;
       bad.push({
         record: r.value,
         raw: r.raw,
@@ -64,6 +69,7 @@ export async function validateRecords(
     }
     const breach = limitBreach(r, limits);
     if (breach !== undefined) {
+      limitFailed++;
       bad.push(limitQuarantineRow(r, breach));
     } else {
       values.push(r.value);
@@ -72,6 +78,11 @@ export async function validateRecords(
   }
   // A batch's deletes all come after its other records (the collector cuts it so).
   const deletes = deleting.length > 0 ? await validateDeletes(engine, contract, deleting) : undefined;
+  // Checks made before the engine: decoding every record, then the limits on the decoded ones.
+  const checked = records.length - deleting.length;
+  const early: RuleCheck[] = [];
+  if (decodeFailed > 0) early.push({ ruleId: DECODE_RULE_ID, severity: "error", failed: decodeFailed, passed: checked - decodeFailed });
+  if (limitFailed > 0) early.push({ ruleId: LIMIT_RULE_ID, severity: "error", failed: limitFailed, passed: checked - decodeFailed - limitFailed });
   if (values.length === 0) {
     const batch: ValidatedBatch = {
       sourceCount: records.length,
@@ -79,7 +90,7 @@ export async function validateRecords(
       goodCount: deletes?.keys.length ?? 0,
       supersededCount: deletes?.supersededCount ?? 0,
       bad: deletes ? [...bad, ...deletes.bad] : bad,
-      ruleCounts: [],
+      ruleCounts: early,
       datasetRules: [],
     };
     if (deletes && deletes.keys.length > 0) batch.deletes = deletes.keys;
@@ -96,7 +107,7 @@ export async function validateRecords(
     goodCount: result.goodCount + (deletes?.keys.length ?? 0),
     supersededCount: result.supersededCount + (deletes?.supersededCount ?? 0),
     bad,
-    ruleCounts: result.ruleCounts,
+    ruleCounts: [...early, ...result.ruleCounts.map((c) => ({ ...c, passed: values.length - c.failed }))],
     datasetRules: result.datasetRules,
   } as ValidatedBatch;
   if (deletes && deletes.keys.length > 0) batch.deletes = deletes.keys;

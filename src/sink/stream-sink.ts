@@ -10,6 +10,7 @@ import { StreamRunError } from "./errors.js";
 import type { BatchReport, RunOptions, StopReason, StreamRunSummary } from "./types.js";
 import { addCounts, commitBatch, positionOf, ZERO_COUNTS, type CommitHooks, type StreamDestination, type StreamPosition } from "../pipeline/commit.js";
 import { openStream } from "../pipeline/open.js";
+import { addRules, failedDatasetRules, noRules, type RuleTotals } from "../pipeline/rule-tally.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import {
   assertSourceServes,
@@ -144,6 +145,7 @@ interface RunState {
   position: StreamPosition | undefined;
   batches: number;
   counts: Counts;
+  rules: RuleTotals;
   lastLag: SourceLag | undefined;
 }
 
@@ -211,7 +213,7 @@ export class StreamSink {
     const detach = this.attachStopSignals(settings.mode, stop);
     const resources: Array<() => Promise<void>> = [];
     const startedAt = new Date();
-    const state: RunState = { position: undefined, batches: 0, counts: { ...ZERO_COUNTS }, lastLag: undefined };
+    const state: RunState = { position: undefined, batches: 0, counts: { ...ZERO_COUNTS }, rules: noRules(), lastLag: undefined };
     let resumedFrom: Cursor = null;
     let stoppedBy: StopReason = "end";
 
@@ -225,6 +227,7 @@ export class StreamSink {
       stoppedBy,
       checkpointKey: key,
       totals: state.position?.totals ?? { ...ZERO_COUNTS },
+      rules: state.rules,
       ...(state.lastLag ? { lag: state.lastLag } : {}),
     });
 
@@ -312,12 +315,17 @@ export class StreamSink {
       };
       state.batches++;
       state.counts = addCounts(state.counts, report);
+      state.rules = addRules(state.rules, report);
       if (report.lag) state.lastLag = report.lag;
       span.setAttributes({ "lakelogic.batch.id": report.batchId, "lakelogic.records": report.sourceCount });
       this.options.metrics?.recordBatch(labels, report);
       this.logger().debug("batch committed", { key: dest.key, batch: report.batchId, records: report.sourceCount, durationMs: report.durationMs });
+      for (const failed of failedDatasetRules(report)) this.logger().warn("dataset rule failed", { key: dest.key, batch: report.batchId, ...failed });
       await this.options.onBatch?.(report);
       if (batch.cursor !== undefined) loop.lastCursor = batch.cursor;
+    } else if (!batch.exhausted) {
+      // Polled, nothing new: the stream is caught up, which its checkpoint age must not count.
+      this.options.metrics?.recordCaughtUp(labels);
     }
     if (batch.exhausted) return "end";
     if (stop.aborted) {

@@ -1,6 +1,7 @@
 import type { CollectedBatch } from "../pipeline/collect.js";
 import type { Counts, Cursor } from "../checkpoint/types.js";
-import type { DatasetRuleResult, RuleCount } from "../engine/types.js";
+import type { DatasetRuleResult } from "../engine/types.js";
+import type { RuleCheck, RuleTotals } from "../pipeline/rule-tally.js";
 import type { SourceLag } from "../sources/core/types.js";
 
 /** What StreamSink reports: per batch (`onBatch`) and per run (the summary). */
@@ -24,7 +25,9 @@ export interface BatchReport {
   badAlreadyPresent: number;
   cursor: Cursor;
   cut: CollectedBatch["cut"];
-  ruleCounts: RuleCount[];
+  /** Each row rule's failed and passed rows in this batch (declared rules always; built-in ones that failed). */
+  ruleCounts: RuleCheck[];
+  /** Each dataset rule's result on this batch. */
   datasetRules: DatasetRuleResult[];
   totals: Counts;
   lag?: SourceLag;
@@ -48,6 +51,8 @@ export interface StreamRunSummary extends Counts {
   checkpointKey: string;
   /** Totals since the stream began (across runs). */
   totals: Counts;
+  /** The run's rule results: rows failed and passed per row rule, batches passed and failed per dataset rule. */
+  rules: RuleTotals;
   /** The source's lag after the last committed batch, when it can tell (queues: backlog, oldest age). */
   lag?: SourceLag;
 }

@@ -7,6 +7,7 @@ import type { Contract } from "../contract/types.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { PipelineBatch } from "../pipeline/batch.js";
+import { addRules, noRules, type BatchRules } from "../pipeline/rule-tally.js";
 import { commitBatch } from "../pipeline/commit.js";
 import { resolveStreamSettings, type StreamOverrides, type StreamSettings } from "../pipeline/settings.js";
 import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
@@ -65,7 +66,7 @@ export interface StreamRuntimeOptions {
   /** See TAKE_READ_AHEAD_WAIT_MS (tests set it so that no outcome hangs on the machine's speed). */
   takeReadAheadWaitMs?: number;
   /** Called after each batch this worker committed (not one found already committed): logs and metrics. */
-  onCommitted?: (key: string, result: WriteBatchResult, durationMs: number) => void;
+  onCommitted?: (key: string, result: WriteBatchResult, durationMs: number, rules: BatchRules) => void;
 }
 
 /**
@@ -214,19 +215,22 @@ export class StreamRuntime implements BatchRuntime {
    */
   async writeBatches(input: WriteBatchesInput): Promise<WriteBatchesResult> {
     const written: WriteBatchResult[] = [];
+    // One sum for the call, not one per batch: the workflow's history stays small (I4).
+    let rules = noRules();
     let previous = input.previous;
     for (const batch of input.batches) {
       try {
-        const result = await this.writeOne(input, batch, previous);
+        const { result, batchRules } = await this.writeOne(input, batch, previous);
         if (input.ack && batch.fetched) await this.acknowledge(batch.fetched);
         written.push(result);
+        rules = addRules(rules, batchRules);
         previous = { cursor: batch.cursor, batchId: result.batchId, totals: result.totals };
       } catch (err) {
         if (written.length === 0) throw err;
         break;
       }
     }
-    return { written };
+    return { written, rules };
   }
 
   /**
@@ -237,7 +241,7 @@ export class StreamRuntime implements BatchRuntime {
     input: Pick<WriteBatchesInput, "spec" | "key" | "writerId">,
     { fetched: ref, cursor }: WriteBatchesInput["batches"][number],
     previous: WriteBatchesInput["previous"],
-  ): Promise<WriteBatchResult> {
+  ): Promise<{ result: WriteBatchResult; batchRules: BatchRules }> {
     const started = Date.now();
     const target = await this.target(input.spec);
     const fetched = ref ? this.spool.get<PipelineBatch>(ref) : undefined;
@@ -266,6 +270,8 @@ export class StreamRuntime implements BatchRuntime {
     // The fetched records of an ack source are dropped by acknowledge, after the acknowledgement.
     if (!fetched?.needsAck) this.spool.drop(ref);
     await batch.committed(committed.record.cursor);
+    const { ruleCounts, datasetRules } = await batch.validated();
+    const batchRules: BatchRules = { ruleCounts, datasetRules };
     const result: WriteBatchResult = {
       batchId: committed.record.batchId,
       totals: committed.record.totals,
@@ -273,8 +279,8 @@ export class StreamRuntime implements BatchRuntime {
       committedAt: committed.record.committedAt.toISOString(),
       outcome: committed.outcome,
     };
-    if (result.outcome === "committed") this.onCommitted?.(input.key, result, Date.now() - started);
-    return result;
+    if (result.outcome === "committed") this.onCommitted?.(input.key, result, Date.now() - started, batchRules);
+    return { result, batchRules };
   }
 
   /** I8: queue messages are acknowledged only after their batch committed. */
@@ -419,3 +425,4 @@ function encodeDrainEnd(end: DrainEnd): string | null | undefined {
 function contractLoadOptions(spec: Pick<StreamSpec, "vars" | "environment">): LoadContractOptions {
   return { ...(spec.vars ? { vars: spec.vars } : {}), ...(spec.environment ? { environment: spec.environment } : {}) };
 }
+

@@ -7,6 +7,7 @@ import { createBatchActivities, createMaintainActivities, createSharedActivities
 import type { BatchActivities } from "../../workflows/types.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../observe/logger.js";
+import { failedDatasetRules } from "../pipeline/rule-tally.js";
 import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
 import { StreamRuntime, type StreamRuntimeOptions } from "./stream-runtime.js";
 
@@ -170,8 +171,8 @@ function labelsOf(key: string): StreamLabels {
 /** Log each batch this worker committed, and record it into the metrics. */
 function committedListener(logger: Logger | undefined, metrics: StreamMetrics | undefined): StreamRuntimeOptions["onCommitted"] {
   if (!logger && !metrics) return undefined;
-  return (key, result, durationMs) => {
-    metrics?.recordBatch(labelsOf(key), { ...result.batch, durationMs });
+  return (key, result, durationMs, rules) => {
+    metrics?.recordBatch(labelsOf(key), { ...result.batch, durationMs, ...rules });
     logger?.info("batch committed", {
       key,
       batch: result.batchId,
@@ -181,6 +182,7 @@ function committedListener(logger: Logger | undefined, metrics: StreamMetrics | 
       superseded: result.batch.supersededCount,
       durationMs,
     });
+    for (const failed of failedDatasetRules(rules)) logger?.warn("dataset rule failed", { key, batch: result.batchId, ...failed });
   };
 }
 
@@ -191,6 +193,8 @@ function observed(activities: BatchActivities, metrics: StreamMetrics | undefine
     async fetchBatch(input) {
       const result = await activities.fetchBatch(input);
       if (result.lag) metrics?.recordLag(labelsOf(input.key), result.lag);
+      // Nothing new at the source: a quiet stream, not a stuck one (its checkpoint age restarts).
+      if (result.count === 0 && !result.cursorMoved && !result.more?.length) metrics?.recordCaughtUp(labelsOf(input.key));
       return result;
     },
     async takeReadAhead(input) {

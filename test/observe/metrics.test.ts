@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -94,8 +94,66 @@ describe("metrics", () => {
       expect(sampleValue(families, "lakelogic_records_bad_total", KEY)).toBe(summary.badCount);
       expect(sampleValue(families, "lakelogic_batches_total", KEY)).toBe(summary.batches);
       expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
+      // The root answers with where the metrics are, not a 404.
+      const root = await fetch(`http://127.0.0.1:${server.port}/`);
+      expect(root.status).toBe(200);
+      expect(await root.text()).toMatch(/GET \/metrics/);
+      // The standard collectors and the build's version, parsed by the Prometheus client.
+      const names = new Set(families.map((f) => f.name));
+      for (const n of ["process_cpu_seconds", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_seconds", "lakelogic_build_info"]) expect(names, n).toContain(n);
+      const version = (JSON.parse(readFileSync("package.json", "utf8")) as { version: string }).version;
+      expect(sampleValue(families, "lakelogic_build_info", { version, nodejs_version: process.version })).toBe(1);
     } finally {
       await server.close();
     }
+  });
+
+  it("counts each rule's failed records and each dataset rule's result per batch, as the summary does", async () => {
+    // orders with a dataset rule of at most 6 good rows per batch: batches of 10 records hold 7, 8
+    // and (the last, of 5) 4 good rows, so it fails twice and passes once.
+    const contract = join(tmp, "orders-rules.yaml");
+    writeFileSync(contract, readFileSync(ORDERS_CONTRACT, "utf8").replace("    - unique: order_id\n", "    - unique: order_id\n    - row_count_between: {max: 6}\n"));
+    const metrics = new StreamMetrics({ processMetrics: false });
+    const records = Array.from({ length: 25 }, (_, i) => ({ order_id: i, customer_id: "c1", amount: i % 5 === 3 ? -1 : 10, currency: "EUR", status: i === 7 ? "lost" : "paid", quantity: 1 }));
+    const warnings: Array<Record<string, unknown>> = [];
+    const logger = { error: () => {}, info: () => {}, debug: () => {}, enabled: () => true, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, ...fields }) };
+    const summary = await new StreamSink(contract, records, { checkpoint: "memory", targetPath: join(tmp, "rules-lake"), batchSize: 10, metrics, logger }).run("available_now");
+    const families = parsePrometheus(await metrics.text());
+    const rule = (r: string) => ({ ...KEY, rule: r });
+
+    // Rows: amount <= 0 in 5 records (3, 8, 13, 18, 23), status "lost" in one; every record checked by every rule.
+    const range = summary.rules.rows.find((r) => r.ruleId.startsWith("range"))!;
+    const values = summary.rules.rows.find((r) => r.ruleId === "accepted_values:status")!;
+    expect(range).toMatchObject({ severity: "error", failed: 5, passed: 20 });
+    expect(values).toMatchObject({ failed: 1, passed: 24 });
+    expect(sampleValue(families, "lakelogic_rule_failed_records_total", rule(range.ruleId))).toBe(5);
+    expect(sampleValue(families, "lakelogic_rule_failed_records_total", rule("accepted_values:status"))).toBe(1);
+    expect(summary.badCount).toBe(6);
+
+    const dataset = summary.rules.dataset.find((d) => d.kind === "row_count_between")!;
+    expect(dataset).toMatchObject({ failedBatches: 2, passedBatches: 1, lastObserved: 4 });
+    expect(sampleValue(families, "lakelogic_dataset_rule_failed_batches_total", rule(dataset.ruleId))).toBe(2);
+    expect(warnings.filter((w) => w.msg === "dataset rule failed" && w.rule === dataset.ruleId).map((w) => w.observed)).toEqual([7, 8]);
+    expect(sampleValue(families, "lakelogic_dataset_rule_passed", rule(dataset.ruleId))).toBe(1);
+    expect(sampleValue(families, "lakelogic_dataset_rule_observed", rule(dataset.ruleId))).toBe(4);
+    // The unique rule passed every batch.
+    expect(summary.rules.dataset.find((d) => d.kind === "unique")).toMatchObject({ failedBatches: 0, passedBatches: 3 });
+  });
+
+  it("does not age a quiet stream: the checkpoint age restarts when the source is known caught up", async () => {
+    let clock = 1_000_000;
+    const metrics = new StreamMetrics({ now: () => clock, processMetrics: false });
+    const labels = { stream: "orders", checkpointKey: "stream::orders" };
+    const age = async () => sampleValue(parsePrometheus(await metrics.text()), "lakelogic_checkpoint_age_seconds", KEY);
+    metrics.recordBatch(labels, { sourceCount: 10, goodCount: 10, badCount: 0, supersededCount: 0, lag: { records: 5 } });
+    clock += 60_000;
+    // Records pending and no commit for a minute: the age says so.
+    expect(await age()).toBe(60);
+    metrics.recordLag(labels, { records: 0 });
+    clock += 30_000;
+    // Caught up 30 s ago and quiet since: 30, not 90.
+    expect(await age()).toBe(30);
+    metrics.recordCaughtUp(labels);
+    expect(await age()).toBe(0);
   });
 });

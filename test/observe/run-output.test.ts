@@ -62,6 +62,33 @@ describe("lakelogic run output", () => {
     expect(batches.at(-1)!.fields).toMatchObject({ lagBytes: 0, progress: 1 });
   });
 
+  it("reports each rule's failed rows: per batch in the log line, per run in the summary (text and JSON)", async () => {
+    const events = join(tmp, "rules.ndjson");
+    writeOrders(events, 0, 1000);
+    const r = await run("--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake-rules"), "--batch-size", "400", "--log-format", "json", "--json");
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as { badCount: number; batches: number; rules: { rows: Array<{ ruleId: string; failed: number; passed: number }>; dataset: Array<{ ruleId: string; passedBatches: number }> } };
+    // Each bad order breaks one rule (examples/orders.ts): the rules' failures add up to the quarantine.
+    expect(summary.rules.rows.reduce((n, x) => n + x.failed, 0)).toBe(summary.badCount);
+    expect(summary.rules.rows.find((x) => x.ruleId === "not_null:order_id")).toEqual({ ruleId: "not_null:order_id", severity: "error", failed: 0, passed: 1000 });
+    expect(summary.rules.dataset).toEqual([expect.objectContaining({ ruleId: "unique:order_id", passedBatches: summary.batches, failedBatches: 0 })]);
+    // The log lines' failedRules, summed over the batches, give the same counts.
+    const perRule = new Map<string, number>();
+    for (const l of jsonLines(r.stderr).filter((x) => x.msg === "batch committed")) {
+      for (const part of String(l.fields.failedRules ?? "").split(",").filter(Boolean)) {
+        const [rule, n] = part.split("=");
+        perRule.set(rule!, (perRule.get(rule!) ?? 0) + Number(n));
+      }
+    }
+    expect(Object.fromEntries(perRule)).toEqual(Object.fromEntries(summary.rules.rows.filter((x) => x.failed > 0).map((x) => [x.ruleId, x.failed])));
+
+    const text = await run("--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake-rules-text"), "--batch-size", "400");
+    const failing = summary.rules.rows.filter((x) => x.failed > 0);
+    expect(failing.length).toBeGreaterThan(1);
+    for (const x of failing) expect(text.stdout).toContain(`    ${x.ruleId} (error)  failed ${x.failed}, passed ${x.passed.toLocaleString("en")}`);
+    expect(text.stdout).toContain(`    unique:order_id (dataset, error)  passed in ${summary.batches} batches`);
+  });
+
   it("--log-level warn drops the batch lines; a bad level is a usage error", async () => {
     const events = join(tmp, "c.ndjson");
     writeOrders(events, 0, 50);

@@ -11,7 +11,9 @@ import {
   stateOf,
   statusOf,
   wantsReadAhead,
+  withRules,
 } from "../../workflows/state.js";
+import { addRules, noRules } from "../../src/pipeline/rule-tally.js";
 import { decodeCursorForDisplay } from "../../workflows/display.js";
 import { encodeCursor } from "../../src/checkpoint/codec.js";
 import type { StreamCarry } from "../../workflows/types.js";
@@ -43,6 +45,24 @@ describe("stream workflow state", () => {
     const moved = resync(c, { ...open, cursor: "later", batchId: 5, totals: { sourceCount: 50, goodCount: 46, badCount: 4, supersededCount: 0 } });
     expect(moved).toMatchObject({ cursor: "later", batchId: 5 });
     expect(moved.run).toEqual({ batches: 2, sourceCount: 20, goodCount: 18, badCount: 2, supersededCount: 0 });
+  });
+
+  it("sums the rule results of each writeBatches call into its status and result, carried as state", () => {
+    const batch = (failed: number, rows: number) => ({
+      ruleCounts: [{ ruleId: "range:amount", severity: "error" as const, failed, passed: 10 - failed }],
+      datasetRules: [{ ruleId: "row_count_between", kind: "row_count_between", severity: "error" as const, passed: rows <= 8, observed: rows, message: `${rows} rows` }],
+    });
+    const call1 = addRules(addRules(noRules(), batch(2, 8)), batch(1, 9));
+    // A NaN observation (not measured) arrives from JSON as null.
+    const call2 = addRules(noRules(), { ...batch(0, 10), datasetRules: [{ ...batch(0, 10).datasetRules[0]!, observed: NaN, passed: false, error: "boom" }] });
+    const c = withRules(withRules(initialCarry(open, "t"), call1), call2);
+    expect(c.rules!.rows).toEqual([{ ruleId: "range:amount", severity: "error", failed: 3, passed: 27 }]);
+    expect(c.rules!.dataset).toEqual([{ ruleId: "row_count_between", kind: "row_count_between", severity: "error", passedBatches: 1, failedBatches: 2, lastObserved: null, lastMessage: "boom" }]);
+    expect(statusOf(c, "running", "continuous", null, decodeCursorForDisplay).rules).toEqual(c.rules);
+    expect(resultOf(c, "end", "t2", decodeCursorForDisplay).rules).toEqual(c.rules);
+    // A carry recorded before rule results existed reports none.
+    expect(statusOf(initialCarry(open, "t"), "running", "continuous", null, decodeCursorForDisplay).rules).toEqual(noRules());
+    expect(withRules(c, undefined)).toBe(c);
   });
 
   it("counts superseded records", () => {

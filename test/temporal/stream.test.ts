@@ -113,6 +113,12 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
     expect(result.goodCount + result.badCount).toBe(3000);
     expect(result.cursor).toMatchObject({ line: 3000 });
     await expectExactLake(s.dir, 3000);
+    // Every record was checked by each declared rule; the bad ones failed at least one.
+    const orderId = result.rules.rows.find((r) => r.ruleId === "not_null:order_id")!;
+    expect(orderId.failed + orderId.passed).toBe(3000);
+    const failedErrors = result.rules.rows.filter((r) => r.severity === "error").reduce((n, r) => n + r.failed, 0);
+    expect(failedErrors).toBeGreaterThanOrEqual(result.badCount);
+    expect(result.rules.dataset.find((d) => d.kind === "unique")).toMatchObject({ passedBatches: result.batches, failedBatches: 0 });
 
     const history = await handle.fetchHistory();
     const events = history.events ?? [];
@@ -202,11 +208,16 @@ describe.skipIf(!temporal)("stream workflow on a Temporal dev server", () => {
 
     await streams.signal(key, "resume");
     await waitFor("all 1500 records", async () => (await streams.status(key)).sourceCount === 1500, 60_000);
+    const status = await streams.status(key);
+    expect(status.rules.rows.find((r) => r.ruleId === "not_null:order_id")).toMatchObject({ failed: 0, passed: 1500 });
     await streams.signal(key, "stop");
     const result = await streams.result(key);
     expect(result.stoppedBy).toBe("stop");
     expect(result.totals.sourceCount).toBe(1500);
     await expectExactLake(s.dir, 1500);
+    // The rule results are carried over continue-as-new: every record counted once by each rule.
+    const orderId = result.rules.rows.find((r) => r.ruleId === "not_null:order_id")!;
+    expect(orderId.failed + orderId.passed).toBe(1500);
 
     // continue-as-new happened: the run that finished is not the first one.
     const described = await client.workflow.getHandle(`lakelogic:${key}`).describe();

@@ -5,7 +5,7 @@ import { lintPaths } from "../../lint/lint.js";
 import { RULES } from "../../lint/rules/index.js";
 import { LINT_SEVERITIES, severityRank, type Finding, type LintSeverity } from "../../lint/types.js";
 import { oneOf, parseCommandArgs } from "../args.js";
-import { packageInfo } from "../package-info.js";
+import { packageInfo } from "../../util/package-info.js";
 import { contractLoadOptionsOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 

@@ -2,7 +2,8 @@ import { parseCommandArgs } from "../args.js";
 import { loadForCommand } from "../contract-load.js";
 import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient, importTemporalClient } from "../temporal-connect.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP, CONTRACT_SETTINGS_HELP, STREAM_FLAGS, STREAM_HELP, streamInputOf, contractLoadOptionsOf } from "../temporal-flags.js";
-import { fieldsText, JSON_FLAG, JSON_HELP, printResult } from "../output.js";
+import { streamFieldsText } from "../run-output.js";
+import { JSON_FLAG, JSON_HELP, printResult } from "../output.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
 const usage = `Usage: lakelogic start CONTRACT [options]
@@ -48,7 +49,7 @@ export const startCommand: CliCommand = {
       printResult(io, values.json, started, () => `started ${key} as workflow ${handle.workflowId} (run ${handle.firstExecutionRunId})\n`);
       if (values.wait) {
         const result = await client.result(key);
-        printResult(io, values.json, result, () => fieldsText(result as unknown as Record<string, unknown>));
+        printResult(io, values.json, result, () => streamFieldsText(result));
       }
       return EXIT.ok;
     } finally {

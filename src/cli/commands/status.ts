@@ -1,6 +1,7 @@
 import { parseCommandArgs } from "../args.js";
 import { CONNECT_TIMEOUT_FLAG, CONNECT_TIMEOUT_HELP, connectStreamClient } from "../temporal-connect.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
+import { streamFieldsText } from "../run-output.js";
 import { fieldsText, JSON_FLAG, JSON_HELP, printResult } from "../output.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
 
@@ -30,7 +31,7 @@ export const statusCommand: CliCommand = {
       const key = positionals[0];
       if (key) {
         const status = await client.status(key);
-        printResult(io, values.json, status, () => fieldsText(status as unknown as Record<string, unknown>));
+        printResult(io, values.json, status, () => streamFieldsText(status));
       } else {
         const streams = await client.list();
         printResult(io, values.json, streams, () =>

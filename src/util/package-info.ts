@@ -10,7 +10,7 @@ let cached: PackageInfo | undefined;
 
 /**
  * The package's own package.json, found by walking up from this module: it sits two levels up
- * from src/cli in a checkout and three from dist/src/cli in a build.
+ * from src/util in a checkout and three from dist/src/util in a build.
  */
 export function packageInfo(): PackageInfo {
   if (cached) return cached;
