@@ -75,7 +75,7 @@ describe("lakelogic run output", () => {
     // The log lines' failedRules, summed over the batches, give the same counts.
     const perRule = new Map<string, number>();
     for (const l of jsonLines(r.stderr).filter((x) => x.msg === "batch committed")) {
-      for (const part of String(l.fields.failedRules ?? "").split(",").filter(Boolean)) {
+      for (const part of ((l.fields.failedRules as string | undefined) ?? "").split(",").filter(Boolean)) {
         const [rule, n] = part.split("=");
         perRule.set(rule!, (perRule.get(rule!) ?? 0) + Number(n));
       }
