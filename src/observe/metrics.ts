@@ -1,7 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { DatasetRuleResult, RuleCount } from "../engine/types.js";
 import { packageInfo } from "../util/package-info.js";
 
 /** Labels of every stream metric. */
@@ -25,10 +24,10 @@ export interface BatchFacts {
   durationMs?: number;
   /** The source's backlog after the commit, when it can tell. */
   lag?: { records?: number; bytes?: number; oldestAgeMs?: number };
-  /** Rows each row rule failed in the batch. */
-  ruleCounts?: readonly RuleCount[];
-  /** Each dataset rule's result on the batch. */
-  datasetRules?: readonly DatasetRuleResult[];
+  /** Rows each row rule failed in the batch (a BatchReport's ruleCounts). */
+  ruleCounts?: ReadonlyArray<{ ruleId: string; severity: string; failed: number }>;
+  /** Each dataset rule's result on the batch (a BatchReport's datasetRules; observed NaN or null when not measured). */
+  datasetRules?: ReadonlyArray<{ ruleId: string; severity: string; passed: boolean; observed: number | null }>;
 }
 
 export interface StreamMetricsOptions {
