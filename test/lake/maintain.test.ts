@@ -8,8 +8,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setEnv } from "../support/env.js";
+import { describe, expect, it } from "vitest";
 import { isBadOrder, orderEvent, orderEvents } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
@@ -20,7 +19,8 @@ import { DUCKLAKE_MIN_RETAIN_HOURS, maintainLake, type MaintainReport } from "..
 import { StreamSink } from "../../src/sink/index.js";
 import { IterableSource } from "../../src/sources/index.js";
 import { readDelta } from "../support/delta.js";
-import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
+import { s3Environment } from "../support/objectstores.js";
+import { s3ForSuite } from "../support/s3-suite.js";
 import { tempDirs } from "./helpers.js";
 
 const CONTRACT = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
@@ -161,24 +161,14 @@ describe("lake maintenance, format delta", () => {
 });
 
 describe("lake maintenance, format delta on S3 (moto)", () => {
-  let s3: ObjectStoreServer;
-  let restoreEnv = (): void => undefined;
-  beforeAll(async () => {
-    s3 = await startS3();
-    await s3.createBucket("lake");
-    // The helper takes credentials from the default chain (here: the environment).
-    restoreEnv = setEnv(s3Environment(s3.endpoint));
-  }, 120_000);
-  afterAll(async () => {
-    restoreEnv();
-    await s3?.stop();
-  });
+  // The helper takes credentials from the default chain (here: the environment).
+  const s3 = s3ForSuite("lake");
 
   it("compacts and vacuums a table in object storage; the stream's checkpoint stays", async () => {
     const targetPath = "s3://lake/maintained";
     const contract = await ordersContract("delta");
     const summary = await new StreamSink(contract, new IterableSource([...orderEvents(1_000)], { replayable: true }), { targetPath, batchSize: 100 }).run("available_now");
-    const rowsBefore = readDelta(`${targetPath}/orders`, s3Environment(s3.endpoint)).rows.length;
+    const rowsBefore = readDelta(`${targetPath}/orders`, s3Environment(s3().endpoint)).rows.length;
     const report = await maintainLake(contract, { targetPath, retainHours: 0, allowShortRetention: true });
     expect(report).toMatchObject({ complete: true, targetPath });
     const t = tableOf(report, "table");
@@ -189,7 +179,7 @@ describe("lake maintenance, format delta on S3 (moto)", () => {
     const q = tableOf(report, "quarantine").steps;
     const compacted = q.find((s) => s.kind === "compact");
     expect(q.find((s) => s.kind === "vacuum")).toMatchObject({ status: "done", filesDeleted: compacted?.kind === "compact" ? compacted.filesRemoved : -1 });
-    expect(readDelta(`${targetPath}/orders`, s3Environment(s3.endpoint)).rows).toHaveLength(rowsBefore);
+    expect(readDelta(`${targetPath}/orders`, s3Environment(s3().endpoint)).rows).toHaveLength(rowsBefore);
     expect((await loadCheckpoint(contract, targetPath))?.batchId).toBe(summary.batches);
   }, 180_000);
 });

@@ -8,14 +8,13 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setEnv } from "../support/env.js";
 import { isBadOrder, orderEvents } from "../../examples/orders.js";
 import { loadContract } from "../../src/contract/index.js";
 import type { Contract } from "../../src/contract/types.js";
 import { StreamSink } from "../../src/sink/index.js";
 import { IterableSource } from "../../src/sources/index.js";
 import { openDuckLakeReader, queryDuckLake, type DuckLakeReadOptions } from "../support/ducklake.js";
-import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
+import { s3ForSuite } from "../support/s3-suite.js";
 import { startPostgres, type PostgresServer } from "../support/postgres.js";
 import { tempDirs } from "../lake/helpers.js";
 
@@ -67,24 +66,20 @@ describe("StreamSink into format ducklake", () => {
 
   describe("on a PostgreSQL catalog", () => {
     let pg: PostgresServer;
-    let s3: ObjectStoreServer;
-    let restoreEnv = (): void => undefined;
+    // The credentials come from the environment, never the contract.
+    const s3 = s3ForSuite("lake");
     const catalog = (): string => `postgres:dbname=postgres host=127.0.0.1 port=${pg.port} user=postgres`;
     beforeAll(async () => {
-      [pg, s3] = await Promise.all([startPostgres(), startS3()]);
-      await s3.createBucket("lake");
-      // The credentials come from the environment, never the contract.
-      restoreEnv = setEnv(s3Environment(s3.endpoint));
+      pg = await startPostgres();
     }, 120_000);
     afterAll(async () => {
-      restoreEnv();
-      await Promise.all([pg?.stop(), s3?.stop()]);
+      await pg?.stop();
     });
 
     it("with data on S3: resumes from the catalog's checkpoint, every record once", async () => {
       const { second } = await twoRuns("s3://lake/bronze", "duckdb", catalog());
       expect(second.totals.sourceCount).toBe(N);
-      await expectEveryRecordOnce({ catalog: catalog(), dataPath: "s3://lake/bronze/", s3: { endpoint: s3.endpoint } }, second.totals.goodCount);
+      await expectEveryRecordOnce({ catalog: catalog(), dataPath: "s3://lake/bronze/", s3: { endpoint: s3().endpoint } }, second.totals.goodCount);
     }, 180_000);
 
     it("a DuckDB reader attached while the stream merges never sees a key twice", async () => {

@@ -11,8 +11,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setEnv } from "../support/env.js";
+import { afterAll, describe, expect, it } from "vitest";
 import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink } from "../../src/sink/index.js";
@@ -21,7 +20,7 @@ import { createSource } from "../../src/sources/registry.js";
 import { LakeTableSource } from "../../src/sources/lake/source.js";
 import type { CursorSource, SourceRecord } from "../../src/sources/core/types.js";
 import { deltaPython, readDelta } from "../support/delta.js";
-import { s3Environment, startS3, type ObjectStoreServer } from "../support/objectstores.js";
+import { s3ForSuite } from "../support/s3-suite.js";
 import { requireSpark } from "../support/spark.js";
 import { orders, silverContract, writeBronze, type Order } from "./lake-source-support.js";
 
@@ -154,18 +153,8 @@ describe("lake source on a Delta bronze, continuous", () => {
 });
 
 describe("lake source on a Delta bronze on S3", () => {
-  let s3: ObjectStoreServer;
-  let restoreEnv = (): void => undefined;
-  beforeAll(async () => {
-    s3 = await startS3();
-    await s3.createBucket("lake");
-    // Credentials from the default chain (here: the environment), as for the Delta writer.
-    restoreEnv = setEnv(s3Environment(s3.endpoint));
-  }, 120_000);
-  afterAll(async () => {
-    restoreEnv();
-    await s3?.stop();
-  });
+  // Credentials from the default chain (here: the environment), as for the Delta writer.
+  s3ForSuite("lake");
 
   it("reads an s3:// lake by version: inserts, then a merge's changes only", async () => {
     const dir = fresh();
