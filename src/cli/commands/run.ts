@@ -3,12 +3,13 @@ import { createSource } from "../../sources/registry.js";
 import { loadContract } from "../../contract/index.js";
 import { loadForCommand } from "../contract-load.js";
 import { ConfigError } from "../../errors.js";
-import { PIPELINE_DEFAULTS, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
+import { PIPELINE_DEFAULTS, type StreamMode, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
 import { StreamRunError, StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import type { CommitHooks } from "../../pipeline/commit.js";
 import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, checkInterval, commandSettings, contractLoadOptionsOf, streamOverridesOf } from "../temporal-flags.js";
-import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { EXIT, signalExit, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { startFields } from "../../pipeline/start.js";
 import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
 import { batchLogLine, eta, summaryText } from "../run-output.js";
 import { toJson } from "../output.js";
@@ -48,7 +49,8 @@ ${CONTRACT_SETTINGS_HELP}
 Output: logs go to stderr; on a terminal a progress line, otherwise one log line per committed
 batch (info). At the end a text summary on stdout, or with --json one JSON line
 ({"stoppedBy":"end"|"signal"|"max-batches"|"error", …, "error":{name,message} on failure}).
-Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
+Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage,
+130 / 143 stopped by SIGINT / SIGTERM (continuous, processing_time: after the batch in flight).
 `;
 
 function positive(flag: string, value: string | undefined): number | undefined {
@@ -74,11 +76,13 @@ function parseSource(text: string): Record<string, unknown> {
 /** One line, redrawn in place: records, rate, and percent of the end snapshot when known. */
 class Progress {
   private records = 0;
+  private drawn = false;
   private readonly started = Date.now();
   constructor(private readonly io: CliIO) {}
 
   update(b: BatchReport): void {
     this.records += b.sourceCount;
+    this.drawn = true;
     const secs = Math.max(0.001, (Date.now() - this.started) / 1000);
     const rate = Math.round(this.records / secs);
     const pct = b.progress === undefined ? "" : ` ${(b.progress * 100).toFixed(1).padStart(5)}% ${bar(b.progress)}${eta(b.progress, Date.now() - this.started)}`;
@@ -90,8 +94,10 @@ class Progress {
     );
   }
 
+  /** End the line drawn so far, so that what follows starts on its own line. */
   done(): void {
-    this.io.stderr("\n");
+    if (this.drawn) this.io.stderr("\n");
+    this.drawn = false;
   }
 }
 
@@ -182,13 +188,21 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     if (progress) progress.update(b);
     else logger.info("batch committed", batchLogLine(key, b));
   };
+  const stop = gracefulStop(settings.mode, () => {
+    progress?.done();
+    logger.info("stopping after the batch in flight", { key, signal: stop.signal() });
+  });
   // The mode and interval go to run(), as settled above.
   const { mode: _mode, intervalMs: _interval, ...options } = overrides;
   const sink = new StreamSink(contract, source, {
     engine,
     ...options,
+    onStart: (start) => logger.info("stream started", startFields(start)),
     onBatch,
     logger,
+    // The command takes SIGINT / SIGTERM itself, to say it is stopping and exit with the signal's code.
+    signal: stop.abort,
+    handleSignals: false,
     ...(observe.metrics ? { metrics: observe.metrics } : {}),
     ...(internal.hooks ? { hooks: internal.hooks } : {}),
   });
@@ -197,7 +211,8 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     const summary = await sink.run(settings.mode, { maxBatches: positive("--max-batches", values["max-batches"]), ...(interval !== undefined ? { interval } : {}) });
     progress?.done();
     io.stdout(values.json ? summaryLine(summary) : summaryText(summary));
-    return EXIT.ok;
+    const signal = stop.signal();
+    return summary.stoppedBy === "signal" && signal !== undefined ? signalExit(signal) : EXIT.ok;
   } catch (err) {
     progress?.done();
     const summary = (err as { summary?: StreamRunSummary }).summary;
@@ -205,5 +220,29 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     // The command's last word is a plain line on stderr; JSON logs get the failure as a line too.
     if (observe.format === "json") logger.error("run failed", { key, ...errorOf(err) });
     throw err;
+  } finally {
+    stop.detach();
   }
+}
+
+/**
+ * In the modes that keep running, the first SIGINT or SIGTERM stops the run after the batches in
+ * flight (`onStop` says so); a second one finds no handler and ends the process at once, which
+ * the checkpoint makes safe. An available_now drain is left to end as a signal ends a process.
+ */
+function gracefulStop(mode: StreamMode, onStop: () => void) {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  const signals = mode === "available_now" ? [] : (["SIGINT", "SIGTERM"] as const);
+  const detach = () => {
+    for (const s of signals) process.removeListener(s, handler);
+  };
+  const handler = (signal: NodeJS.Signals) => {
+    detach();
+    received = signal;
+    onStop();
+    controller.abort();
+  };
+  for (const s of signals) process.once(s, handler);
+  return { abort: controller.signal, signal: () => received, detach };
 }
