@@ -1,4 +1,3 @@
-import { constants } from "node:os";
 import { NonRetriableError } from "../errors.js";
 
 /** Where a command writes; injectable so tests can run `main` in-process. */
@@ -17,13 +16,6 @@ export const EXIT = {
   internal: 3,
 } as const;
 
-/**
- * The exit code of a command that stopped on a signal, gracefully: 128 + the signal's number, as
- * a shell reports a process a signal ended (SIGINT 130, SIGTERM 143).
- */
-export function signalExit(signal: NodeJS.Signals): number {
-  return 128 + constants.signals[signal];
-}
 
 /** A subcommand, loaded only when it is invoked (so `lint` never loads Temporal). */
 export interface CliCommand {

@@ -3,12 +3,13 @@ import { createSource } from "../../sources/registry.js";
 import { loadContract } from "../../contract/index.js";
 import { loadForCommand } from "../contract-load.js";
 import { ConfigError } from "../../errors.js";
-import { PIPELINE_DEFAULTS, type StreamMode, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
+import { PIPELINE_DEFAULTS, type StreamOverrides, type StreamSettings } from "../../pipeline/settings.js";
 import { StreamRunError, StreamSink, type BatchReport, type StreamRunSummary } from "../../sink/index.js";
 import { oneOf, parseCommandArgs } from "../args.js";
 import type { CommitHooks } from "../../pipeline/commit.js";
 import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, checkInterval, commandSettings, contractLoadOptionsOf, streamOverridesOf } from "../temporal-flags.js";
-import { EXIT, signalExit, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { gracefulStop } from "../signals.js";
 import { startFields } from "../../pipeline/start.js";
 import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
 import { batchLogLine, eta, summaryText } from "../run-output.js";
@@ -188,10 +189,10 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     if (progress) progress.update(b);
     else logger.info("batch committed", batchLogLine(key, b));
   };
-  const stop = gracefulStop(settings.mode, () => {
+  const stop = gracefulStop((signal) => {
     progress?.done();
-    logger.info("stopping after the batch in flight", { key, signal: stop.signal() });
-  });
+    logger.info("stopping after the batch in flight", { key, signal });
+  }, settings.mode !== "available_now");
   // The mode and interval go to run(), as settled above.
   const { mode: _mode, intervalMs: _interval, ...options } = overrides;
   const sink = new StreamSink(contract, source, {
@@ -211,8 +212,7 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     const summary = await sink.run(settings.mode, { maxBatches: positive("--max-batches", values["max-batches"]), ...(interval !== undefined ? { interval } : {}) });
     progress?.done();
     io.stdout(values.json ? summaryLine(summary) : summaryText(summary));
-    const signal = stop.signal();
-    return summary.stoppedBy === "signal" && signal !== undefined ? signalExit(signal) : EXIT.ok;
+    return summary.stoppedBy === "signal" ? stop.exitCode() : EXIT.ok;
   } catch (err) {
     progress?.done();
     const summary = (err as { summary?: StreamRunSummary }).summary;
@@ -225,24 +225,3 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
   }
 }
 
-/**
- * In the modes that keep running, the first SIGINT or SIGTERM stops the run after the batches in
- * flight (`onStop` says so); a second one finds no handler and ends the process at once, which
- * the checkpoint makes safe. An available_now drain is left to end as a signal ends a process.
- */
-function gracefulStop(mode: StreamMode, onStop: () => void) {
-  const controller = new AbortController();
-  let received: NodeJS.Signals | undefined;
-  const signals = mode === "available_now" ? [] : (["SIGINT", "SIGTERM"] as const);
-  const detach = () => {
-    for (const s of signals) process.removeListener(s, handler);
-  };
-  const handler = (signal: NodeJS.Signals) => {
-    detach();
-    received = signal;
-    onStop();
-    controller.abort();
-  };
-  for (const s of signals) process.once(s, handler);
-  return { abort: controller.signal, signal: () => received, detach };
-}

@@ -1,7 +1,8 @@
 import { createLakeLogicWorker } from "../../temporal/worker.js";
 import { parseCommandArgs } from "../args.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
-import { EXIT, signalExit, UsageError, type CliCommand } from "../types.js";
+import { EXIT, UsageError, type CliCommand } from "../types.js";
+import { gracefulStop } from "../signals.js";
 import { OBSERVE_FLAGS, observeHelp, portFlag, setupObservability } from "../observe-flags.js";
 
 const usage = `Usage: lakelogic worker [options]
@@ -63,28 +64,20 @@ export const workerCommand: CliCommand = {
         ...(observe.metrics ? { metrics: observe.metrics } : {}),
         ...(sdkMetricsAddress ? { sdkMetricsAddress } : {}),
       });
-      // The first SIGINT / SIGTERM drains the worker; a second finds no handler and ends it at once.
-      let received: NodeJS.Signals | undefined;
-      const stop = (signal: NodeJS.Signals) => {
-        process.removeListener("SIGTERM", stop);
-        process.removeListener("SIGINT", stop);
-        received = signal;
+      const stop = gracefulStop((signal) => {
         observe.logger.info("stopping after the batch in flight", { signal, graceMs: grace * 1000 });
         worker.shutdown();
-      };
-      process.once("SIGTERM", stop);
-      process.once("SIGINT", stop);
+      });
       if (sdkMetricsAddress) observe.logger.info("serving Temporal SDK metrics", { url: `http://${sdkMetricsAddress}/metrics` });
       const { address, namespace, taskQueue, workerQueue } = worker;
       observe.logger.info("lakelogic worker: polling", { address, namespace, taskQueue, workerQueue });
       try {
         await worker.run();
       } finally {
-        process.removeListener("SIGTERM", stop);
-        process.removeListener("SIGINT", stop);
+        stop.detach();
       }
       observe.logger.info("lakelogic worker: stopped");
-      return received === undefined ? EXIT.ok : signalExit(received);
+      return stop.exitCode();
     } finally {
       await observe.close();
     }
