@@ -224,4 +224,3 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     stop.detach();
   }
 }
-
