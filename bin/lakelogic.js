@@ -4,6 +4,14 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
+// The command owns its stderr: process warnings go through its logger (one line each), never
+// Node's own "(node:…) Warning: … (Use `node --trace-warnings …`)". Those raised while the CLI
+// loads wait here for it.
+process.removeAllListeners("warning");
+const held = [];
+const hold = (warning) => held.push(warning);
+process.on("warning", hold);
+
 const built = new URL("../dist/src/cli/main.js", import.meta.url);
 const source = new URL("../src/cli/main.ts", import.meta.url);
 
@@ -24,9 +32,12 @@ async function load() {
 }
 
 try {
-  const { main } = await load();
+  const { main, routeWarnings } = await load();
+  process.off("warning", hold);
+  routeWarnings(held);
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
+  for (const w of held.splice(0)) process.stderr.write(`lakelogic: warning: ${w.name}: ${w.message}\n`);
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 3;
 }

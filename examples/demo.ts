@@ -16,6 +16,7 @@ import { loadContract } from "../src/contract/index.js";
 import { readQuarantine, readTable } from "../src/lake/index.js";
 import { SQLiteCheckpointStore } from "../src/checkpoint/sqlite.js";
 import { StreamSink } from "../src/sink/index.js";
+import { createLogger } from "../src/observe/index.js";
 import { IterableSource } from "../src/sources/index.js";
 
 const RECORDS = 200_000;
@@ -36,6 +37,8 @@ function sink(onBatch?: (batchId: number) => void, resetCheckpoint = false) {
     batchSize: BATCH,
     onBatch: (b) => onBatch?.(b.batchId),
     resetCheckpoint,
+    // The rewind's notice (step 3) as a log line on stderr, not a Node.js process warning.
+    logger: createLogger(),
   });
 }
 

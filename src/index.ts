@@ -54,7 +54,7 @@ export {
 export { StreamSink, StreamRunError, RUN_MODES } from "./sink/index.js";
 export { SparkEngine, SparkStreamSink, SparkRunError, DeltaReader, SparkDriverError } from "./spark/index.js";
 export type { SparkSource, SparkTrigger, SparkStreamSinkOptions, SparkBatchReport, SparkRunSummary } from "./spark/index.js";
-export type { StreamSinkOptions, RunOptions, SinkRunOptions, BatchReport, StreamRunSummary, StopReason, CheckpointOption } from "./sink/index.js";
+export type { StreamSinkOptions, RunOptions, SinkRunOptions, BatchReport, StreamRunSummary, StopReason, StreamStart, CheckpointOption } from "./sink/index.js";
 
 // Logs, metrics and traces (docs/observability.md)
 export * from "./observe/index.js";

@@ -5,6 +5,7 @@
  */
 import { didYouMean } from "../contract/suggest.js";
 import { LakeLogicError } from "../errors.js";
+import { liveDefaultLogger, routeProcessWarnings } from "../observe/logger.js";
 import { StreamRunError } from "../sink/errors.js";
 import { COMMANDS, findCommand } from "./commands/index.js";
 import { isConnectFailure, temporalAddressOf, temporalMissingError, TemporalUnreachableError } from "./temporal-connect.js";
@@ -137,6 +138,17 @@ function explained(err: unknown, command: string, args: readonly string[]): unkn
   return err;
 }
 
+/**
+ * The command's process warnings through the process logger (whichever --log-format and
+ * --log-level set), one line each; `held`: those raised while the command loaded. Only for the
+ * process the command owns (bin/lakelogic.js): `main()` run inside another program leaves its
+ * warnings alone.
+ */
+export function routeWarnings(held: readonly Error[] = []): void {
+  routeProcessWarnings(liveDefaultLogger, held);
+}
+
 if (isEntryPoint(import.meta.url)) {
+  routeWarnings();
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -1,4 +1,4 @@
-import { createLogger, defaultLogger, LOG_FORMATS, LOG_LEVELS, routeProcessWarnings, setDefaultLogger, type LogFormat, type Logger } from "../observe/logger.js";
+import { createLogger, defaultLogger, LOG_FORMATS, LOG_LEVELS, setDefaultLogger, type LogFormat, type Logger } from "../observe/logger.js";
 import { serveMetrics, StreamMetrics } from "../observe/metrics.js";
 import { setupOtlpTracing } from "../observe/trace.js";
 import { oneOf } from "./args.js";
@@ -35,7 +35,7 @@ export interface Observability {
   format: LogFormat;
   /** Set when --metrics-port was given. */
   metrics?: StreamMetrics;
-  /** Flush spans, stop the metrics server, give the process warnings back. */
+  /** Flush spans, stop the metrics server, put the previous process logger back. */
   close(): Promise<void>;
 }
 
@@ -48,8 +48,8 @@ export function portFlag(flag: string, value: string | undefined): number | unde
 }
 
 /**
- * Set up what the flags ask for: the process logger (also used by connectors and for process
- * warnings), the metrics server and the OTLP span exporter.
+ * Set up what the flags ask for: the process logger (also used by connectors, and by the command
+ * for process warnings: routeWarnings in main.ts), the metrics server and the OTLP span exporter.
  */
 export async function setupObservability(values: ObserveValues, io: CliIO): Promise<Observability> {
   const level = oneOf("--log-level", values["log-level"], LOG_LEVELS, "info");
@@ -58,10 +58,8 @@ export async function setupObservability(values: ObserveValues, io: CliIO): Prom
   const logger = createLogger({ level, format, write: (line) => io.stderr(line) });
   const previous = defaultLogger();
   setDefaultLogger(logger);
-  const restoreWarnings = routeProcessWarnings(logger);
   const closers: Array<() => Promise<void>> = [
     async () => {
-      restoreWarnings();
       setDefaultLogger(previous);
     },
   ];

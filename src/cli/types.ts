@@ -16,6 +16,7 @@ export const EXIT = {
   internal: 3,
 } as const;
 
+
 /** A subcommand, loaded only when it is invoked (so `lint` never loads Temporal). */
 export interface CliCommand {
   /** Full help text for `lakelogic <name> --help`. */

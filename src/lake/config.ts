@@ -52,6 +52,17 @@ export interface DuckLakeLocation {
   schema: string;
 }
 
+/** Where a DuckLake is, for messages and logs: its catalog and data path without secrets. */
+export function duckLakeWhere(location: DuckLakeLocation): string {
+  return `${redactText(location.catalog)} (data ${redactText(location.dataPath)})`;
+}
+
+/** A lake target as a log line names it: format, table, and where it is (no credentials). */
+export function describeTarget(config: LakeConfig): { format: LakeFormat; table: string; location: string } {
+  const location = config.ducklake ? duckLakeWhere(config.ducklake) : redactText(config.targetPath);
+  return { format: config.format, table: config.table, location };
+}
+
 /** A quarantine target that names a directory rather than a table beside the data. */
 export function isQuarantinePath(target: string): boolean {
   return /[/\\]/.test(target);

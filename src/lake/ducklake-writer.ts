@@ -5,7 +5,7 @@ import { LakeLogicError } from "../errors.js";
 import { redactText } from "../util/redact.js";
 import { quoteIdent } from "../util/sql-text.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
-import { type DuckLakeLocation, type LakeConfig } from "./config.js";
+import { duckLakeWhere, type DuckLakeLocation, type LakeConfig } from "./config.js";
 import { commitOf } from "./commit-log.js";
 import { attachDuckLake, isConflict, lakeTable, LAKE_ALIAS, withConflictRetry, type AttachedLake } from "./ducklake-catalog.js";
 import { LakeWriteError } from "./errors.js";
@@ -275,7 +275,7 @@ export class DuckLakeWriter implements LakeWriter {
 
 /** Where a DuckLake is, for messages: its catalog without secrets. */
 function describe(location: DuckLakeLocation): string {
-  return `the DuckLake ${redactText(location.catalog)} (data ${redactText(location.dataPath)})`;
+  return `the DuckLake ${duckLakeWhere(location)}`;
 }
 
 /**

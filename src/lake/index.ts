@@ -40,7 +40,7 @@ export { DeltaLakeWriter } from "./delta-writer.js";
 export { DuckLakeWriter } from "./ducklake-writer.js";
 export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
 export { readQuarantine, readQuarantineFiles, readTable, type ReadOptions } from "./read.js";
-export { checkLakeLocation, isUri, joinLocation, resolveLakeConfig, LAKE_FORMATS, SHARED_FORMATS, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
+export { checkLakeLocation, describeTarget, isUri, joinLocation, resolveLakeConfig, LAKE_FORMATS, SHARED_FORMATS, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
 export { LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";
 export type { LakeCommit, LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";

@@ -10,6 +10,7 @@ import { StreamRunError } from "./errors.js";
 import type { BatchReport, RunOptions, StopReason, StreamRunSummary } from "./types.js";
 import { addCounts, commitBatch, positionOf, ZERO_COUNTS, type CommitHooks, type StreamDestination, type StreamPosition } from "../pipeline/commit.js";
 import { openStream } from "../pipeline/open.js";
+import { streamStart, type StreamStart } from "../pipeline/start.js";
 import { addRules, failedDatasetRules, noRules, type RuleTotals } from "../pipeline/rule-tally.js";
 import { StreamPipeline, batchMoves } from "../pipeline/pipeline.js";
 import {
@@ -36,7 +37,7 @@ import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
 import { SPANS, inStage, type StageSpan } from "../observe/trace.js";
 
 export { StreamRunError, RUN_MODES };
-export type { BatchReport, RunOptions, StopReason, StreamRunSummary, StreamMode };
+export type { BatchReport, RunOptions, StopReason, StreamRunSummary, StreamMode, StreamStart };
 
 /** What `run()` takes: RunOptions and, for processing_time, the interval. */
 export interface SinkRunOptions extends RunOptions {
@@ -69,6 +70,11 @@ export interface StreamSinkOptions extends BatchOptions {
   targetPath?: string;
   /** Abort to stop gracefully: the batches already read (up to readAhead + 1) finish and commit. */
   signal?: AbortSignal;
+  /**
+   * Called once the checkpoint is loaded and the source is open, before the first batch: the
+   * source, the cursor the run goes on from, the target (`lakelogic run` logs it as `stream started`).
+   */
+  onStart?: (start: StreamStart) => void | Promise<void>;
   /** Called after every committed batch. Per-batch details go here, never into the summary. */
   onBatch?: (report: BatchReport) => void | Promise<void>;
   /** Stop gracefully on SIGTERM / SIGINT during `continuous` runs. Default true. */
@@ -112,6 +118,7 @@ const SINK_OPTIONS = optionNames<StreamSinkOptions>()([
   "resetCheckpoint",
   "targetPath",
   "signal",
+  "onStart",
   "onBatch",
   "handleSignals",
   "writerId",
@@ -239,6 +246,7 @@ export class StreamSink {
       state.position = positionOf(await stream.start(this.warnTo()));
       resumedFrom = state.position.cursor ?? null;
       await pipeline.open(state.position.cursor);
+      await this.options.onStart?.(streamStart(settings, source, state.position));
       const dest: StreamDestination = { target: stream.target, key, writerId, hooks: this.options.hooks };
       const labels = { stream: contract.dataset, checkpointKey: key };
       const schedule = settings.intervalMs === undefined ? undefined : new TriggerSchedule(settings.intervalMs, this.options.clock ?? SYSTEM_CLOCK);

@@ -13,6 +13,7 @@ import { resolveStreamSettings, type StreamOverrides, type StreamSettings } from
 import { assertTargetTakesDeletes } from "../pipeline/deletes.js";
 import { StreamPipeline, type DrainEnd } from "../pipeline/pipeline.js";
 import { assertLakeHolds, assertStoreHolds, loadStart, openTarget, type StreamTarget } from "../pipeline/open.js";
+import { streamStart, type StreamStart } from "../pipeline/start.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { createSource } from "../sources/registry.js";
 import { Spool, type SpoolOptions } from "./spool.js";
@@ -67,6 +68,8 @@ export interface StreamRuntimeOptions {
   takeReadAheadWaitMs?: number;
   /** Called after each batch this worker committed (not one found already committed): logs and metrics. */
   onCommitted?: (key: string, result: WriteBatchResult, durationMs: number, rules: BatchRules) => void;
+  /** Called each time this worker opens a stream's source at a cursor (a new drain, a retried or moved batch). */
+  onOpened?: (start: StreamStart) => void;
 }
 
 /**
@@ -86,11 +89,13 @@ export class StreamRuntime implements BatchRuntime {
 
   private readonly takeReadAheadWaitMs: number;
   private readonly onCommitted: StreamRuntimeOptions["onCommitted"];
+  private readonly onOpened: StreamRuntimeOptions["onOpened"];
 
   constructor(options: StreamRuntimeOptions = {}) {
     this.spool = new Spool(options.spool);
     this.takeReadAheadWaitMs = options.takeReadAheadWaitMs ?? TAKE_READ_AHEAD_WAIT_MS;
     this.onCommitted = options.onCommitted;
+    this.onOpened = options.onOpened;
   }
 
   /** The contract a stream runs, loaded with the stream's `vars` (its `{placeholders}`). */
@@ -331,6 +336,7 @@ export class StreamRuntime implements BatchRuntime {
       await pipeline.close();
       throw err;
     }
+    this.onOpened?.(streamStart(await this.settings(input.spec), source, { cursor: input.cursor === null ? null : decodeCursor(input.cursor), batchId: input.batchId }));
     const encodedEnd = encodeDrainEnd(end);
     const entry: CachedPipeline = { pipeline, identity: identityOf(input), drainEnd: input.endCursor !== undefined ? input.endCursor : encodedEnd, cursor: input.cursor, busy: 0, lastUsed: Date.now() };
     this.pipelines.set(input.key, entry);

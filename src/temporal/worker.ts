@@ -6,8 +6,9 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from "@temporal
 import { createBatchActivities, createMaintainActivities, createSharedActivities } from "../../activities/index.js";
 import type { BatchActivities } from "../../workflows/types.js";
 import { ConfigError } from "../errors.js";
-import type { Logger } from "../observe/logger.js";
+import { collapseRepeats, type Logger } from "../observe/logger.js";
 import { failedDatasetRules } from "../pipeline/rule-tally.js";
+import { startFields, type StreamStart } from "../pipeline/start.js";
 import type { StreamLabels, StreamMetrics } from "../observe/metrics.js";
 import { StreamRuntime, type StreamRuntimeOptions } from "./stream-runtime.js";
 
@@ -29,7 +30,7 @@ export interface LakeLogicWorkerOptions {
   workerQueue?: string;
   /** Worker identity shown in Temporal; default `<pid>@<host>`. */
   identity?: string;
-  /** Where batch lines (info, one per committed batch) go; default none. */
+  /** Where the worker's lines go (info: each stream it opens, each batch it commits); default none. */
   logger?: Logger;
   /** Record the batches this process writes (and the lag its fetches see) into these metrics. */
   metrics?: StreamMetrics;
@@ -42,6 +43,10 @@ export interface LakeLogicWorkerOptions {
 }
 
 export interface LakeLogicWorker {
+  /** The Temporal frontend it polls, its namespace and the shared queue, as resolved from the options. */
+  readonly address: string;
+  readonly namespace: string;
+  readonly taskQueue: string;
   /** This worker's own queue: batch activities routed here stay on this process. */
   readonly workerQueue: string;
   /** What this worker holds between activities (open sources, the spool); for tests and diagnostics. */
@@ -74,7 +79,10 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
   if (options.sdkMetricsAddress !== undefined || logger) installRuntime(logger, options.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address });
   const onCommitted = committedListener(logger, options.metrics);
-  const runtime = new StreamRuntime(onCommitted ? { onCommitted } : {});
+  const runtime = new StreamRuntime({
+    ...(onCommitted ? { onCommitted } : {}),
+    ...(logger ? { onOpened: (start: StreamStart) => logger.info("stream started", startFields(start)) } : {}),
+  });
   const batchActivities = observed(createBatchActivities(runtime), options.metrics);
   const sharedWorker = await Worker.create({
     connection,
@@ -98,6 +106,9 @@ export async function createLakeLogicWorker(options: LakeLogicWorkerOptions = {}
   });
 
   return {
+    address,
+    namespace,
+    taskQueue,
     workerQueue,
     runtime,
     async run() {
@@ -140,8 +151,14 @@ function installRuntime(logger: Logger | undefined, bindAddress: string | undefi
 
 type SdkLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";
 
-/** The Temporal SDK's Logger interface over ours (scalar metadata only; an error by its message). */
-function sdkLogger(logger: Logger) {
+/**
+ * The Temporal SDK's Logger interface over ours (scalar metadata only; an error by its message).
+ * Its info lines (worker states, bundling) are its own workings, at debug here: the worker says
+ * when it polls and when it stopped. Its warnings and errors say each condition once (a server
+ * that is gone fails every poll).
+ */
+function sdkLogger(target: Logger) {
+  const logger = collapseRepeats(target);
   const log = (level: SdkLevel, message: string, meta?: Record<string | symbol, unknown>) => {
     const fields: Record<string, string | number | boolean> = { sdk: "temporal" };
     for (const [k, v] of Object.entries(meta ?? {})) {
@@ -150,7 +167,6 @@ function sdkLogger(logger: Logger) {
     }
     if (level === "ERROR") logger.error(message, fields);
     else if (level === "WARN") logger.warn(message, fields);
-    else if (level === "INFO") logger.info(message, fields);
     else logger.debug(message, fields);
   };
   return {

@@ -39,8 +39,13 @@ describe("lakelogic run", () => {
     const args = ["run", CONTRACT, "--source", JSON.stringify({ type: "file", path: events }), "--target-path", join(tmp, "lake"), "--batch-size", "500", "--json"];
     const first = await bin(args);
     expect(first.code).toBe(0);
-    // Off a terminal: one info line per committed batch on stderr, nothing else.
-    const logLines = first.stderr.trim().split("\n");
+    // Off a terminal: where it reads and writes, then one info line per committed batch on stderr, nothing else.
+    const [started, ...logLines] = first.stderr.trim().split("\n");
+    const lake = join(tmp, "lake");
+    expect(started).toMatch(/^\S+Z INFO {2}stream started /);
+    expect(started).toContain(
+      ` key=stream::orders mode=available_now source="file ${events}" cursor=null batch=0 format=duckdb table=orders target=${lake} checkpoint=${join(lake, "_lakelogic", "checkpoints.sqlite")}`,
+    );
     expect(logLines).toHaveLength(3);
     for (const [i, line] of logLines.entries()) expect(line).toMatch(new RegExp(`INFO  batch committed key=stream::orders batch=${i + 1} records=500 `));
     const lines = first.stdout.trim().split("\n");
@@ -51,8 +56,13 @@ describe("lakelogic run", () => {
     expect(summary).toMatchObject({ sourceCount: 1500, goodCount: 1500 - bad, badCount: bad, batches: 3 });
 
     writeOrders(events, 1500, 1600, true);
-    const second = JSON.parse((await bin(args)).stdout) as { sourceCount: number; resumedFrom: { line: number } };
+    const again = await bin([...args, "--log-format", "json"]);
+    const second = JSON.parse(again.stdout) as { sourceCount: number; resumedFrom: { line: number } };
     expect(second).toMatchObject({ sourceCount: 100, resumedFrom: { line: 1500 } });
+    // The start line names the cursor it goes on from, the same as the summary's resumedFrom.
+    const start = JSON.parse(again.stderr.split("\n")[0]!) as { msg: string; fields: { cursor: string; batch: number } };
+    expect(start).toMatchObject({ msg: "stream started", fields: { batch: 3 } });
+    expect(JSON.parse(start.fields.cursor)).toEqual(second.resumedFrom);
   });
 
   it("exits 2 with the reason for bad input", async () => {

@@ -55,7 +55,8 @@ describe("metrics", () => {
       const second = await scrape(url);
       cli.child.kill("SIGTERM");
       const { code } = await cli.exited;
-      expect(code, cli.stderr()).toBe(0);
+      // Stopped gracefully by SIGTERM: 128 + 15.
+      expect(code, cli.stderr()).toBe(143);
       const summary = JSON.parse(cli.stdout()) as { sourceCount: number; goodCount: number; badCount: number; supersededCount: number; batches: number; stoppedBy: string };
       expect(summary).toMatchObject({ sourceCount: 1250, stoppedBy: "signal" });
 

@@ -30,7 +30,8 @@ describe.skipIf(!temporal)("lakelogic worker --metrics-port / --sdk-metrics-port
     const streams = await StreamClient.connect({ address: temporal!.address, taskQueue });
     try {
       const url = await cli.waitForStderr((s) => complete(s).find((l) => l.msg === "serving metrics")?.fields.url as string | undefined);
-      await cli.waitForStderr((s) => (complete(s).some((l) => l.msg === "lakelogic worker: polling") ? true : undefined));
+      const polling = await cli.waitForStderr((s) => complete(s).find((l) => l.msg === "lakelogic worker: polling"));
+      expect(polling.fields).toMatchObject({ address: temporal!.address, namespace: "default", taskQueue, workerQueue: expect.stringMatching(new RegExp(`^${taskQueue}@`)) });
 
       const events = join(tmp, "events.ndjson");
       writeOrders(events, 0, 1200);
@@ -58,6 +59,18 @@ describe.skipIf(!temporal)("lakelogic worker --metrics-port / --sdk-metrics-port
       // One info line per committed batch, with the same counts.
       const logged = complete(cli.stderr()).filter((l) => l.msg === "batch committed");
       expect(logged.reduce((n, l) => n + (l.fields.records as number), 0)).toBe(result.sourceCount);
+      // The worker said where the stream reads from, from which cursor, and where it writes.
+      expect(complete(cli.stderr()).find((l) => l.msg === "stream started")?.fields).toEqual({
+        key,
+        mode: "available_now",
+        source: `file ${events}`,
+        cursor: "null",
+        batch: 0,
+        format: "duckdb",
+        table: "orders",
+        target: join(tmp, "lake"),
+        checkpoint: join(tmp, "checkpoints.sqlite"),
+      });
 
       const sdk = parsePrometheus(await (await fetch(`http://127.0.0.1:${sdkPort}/metrics`)).text());
       expect(sdk.some((f) => f.name.startsWith("temporal_"))).toBe(true);
@@ -66,7 +79,11 @@ describe.skipIf(!temporal)("lakelogic worker --metrics-port / --sdk-metrics-port
       await streams.close();
       cli.child.kill("SIGTERM");
     }
+    // A graceful stop on SIGTERM: said, then the worker drains and exits 128 + 15.
     const { code } = await cli.exited;
-    expect(code, cli.stderr().slice(-2000)).toBe(0);
+    expect(code, cli.stderr().slice(-2000)).toBe(143);
+    const tail = complete(cli.stderr()).map((l) => l.msg);
+    expect(tail.slice(tail.indexOf("stopping after the batch in flight"))).toEqual(["stopping after the batch in flight", "lakelogic worker: stopped"]);
+    expect(complete(cli.stderr()).find((l) => l.msg === "stopping after the batch in flight")?.fields).toEqual({ signal: "SIGTERM", graceMs: 2000 });
   });
 });

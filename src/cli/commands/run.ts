@@ -9,6 +9,8 @@ import { oneOf, parseCommandArgs } from "../args.js";
 import type { CommitHooks } from "../../pipeline/commit.js";
 import { CONTRACT_SETTINGS_HELP, STREAM_FLAGS, checkInterval, commandSettings, contractLoadOptionsOf, streamOverridesOf } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
+import { gracefulStop } from "../signals.js";
+import { startFields } from "../../pipeline/start.js";
 import { OBSERVE_FLAGS, observeHelp, setupObservability, type Observability } from "../observe-flags.js";
 import { batchLogLine, eta, summaryText } from "../run-output.js";
 import { toJson } from "../output.js";
@@ -48,7 +50,8 @@ ${CONTRACT_SETTINGS_HELP}
 Output: logs go to stderr; on a terminal a progress line, otherwise one log line per committed
 batch (info). At the end a text summary on stdout, or with --json one JSON line
 ({"stoppedBy":"end"|"signal"|"max-batches"|"error", …, "error":{name,message} on failure}).
-Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
+Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage,
+130 / 143 stopped by SIGINT / SIGTERM (continuous, processing_time: after the batch in flight).
 `;
 
 function positive(flag: string, value: string | undefined): number | undefined {
@@ -74,11 +77,13 @@ function parseSource(text: string): Record<string, unknown> {
 /** One line, redrawn in place: records, rate, and percent of the end snapshot when known. */
 class Progress {
   private records = 0;
+  private drawn = false;
   private readonly started = Date.now();
   constructor(private readonly io: CliIO) {}
 
   update(b: BatchReport): void {
     this.records += b.sourceCount;
+    this.drawn = true;
     const secs = Math.max(0.001, (Date.now() - this.started) / 1000);
     const rate = Math.round(this.records / secs);
     const pct = b.progress === undefined ? "" : ` ${(b.progress * 100).toFixed(1).padStart(5)}% ${bar(b.progress)}${eta(b.progress, Date.now() - this.started)}`;
@@ -90,8 +95,10 @@ class Progress {
     );
   }
 
+  /** End the line drawn so far, so that what follows starts on its own line. */
   done(): void {
-    this.io.stderr("\n");
+    if (this.drawn) this.io.stderr("\n");
+    this.drawn = false;
   }
 }
 
@@ -182,13 +189,21 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     if (progress) progress.update(b);
     else logger.info("batch committed", batchLogLine(key, b));
   };
+  const stop = gracefulStop((signal) => {
+    progress?.done();
+    logger.info("stopping after the batch in flight", { key, signal });
+  }, settings.mode !== "available_now");
   // The mode and interval go to run(), as settled above.
   const { mode: _mode, intervalMs: _interval, ...options } = overrides;
   const sink = new StreamSink(contract, source, {
     engine,
     ...options,
+    onStart: (start) => logger.info("stream started", startFields(start)),
     onBatch,
     logger,
+    // The command takes SIGINT / SIGTERM itself, to say it is stopping and exit with the signal's code.
+    signal: stop.abort,
+    handleSignals: false,
     ...(observe.metrics ? { metrics: observe.metrics } : {}),
     ...(internal.hooks ? { hooks: internal.hooks } : {}),
   });
@@ -197,7 +212,7 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     const summary = await sink.run(settings.mode, { maxBatches: positive("--max-batches", values["max-batches"]), ...(interval !== undefined ? { interval } : {}) });
     progress?.done();
     io.stdout(values.json ? summaryLine(summary) : summaryText(summary));
-    return EXIT.ok;
+    return summary.stoppedBy === "signal" ? stop.exitCode() : EXIT.ok;
   } catch (err) {
     progress?.done();
     const summary = (err as { summary?: StreamRunSummary }).summary;
@@ -205,5 +220,7 @@ async function drain(values: RunValues, io: CliIO, p: Prepared, internal: { hook
     // The command's last word is a plain line on stderr; JSON logs get the failure as a line too.
     if (observe.format === "json") logger.error("run failed", { key, ...errorOf(err) });
     throw err;
+  } finally {
+    stop.detach();
   }
 }

@@ -5,6 +5,7 @@ import { loadForCommand } from "../contract-load.js";
 import { printResult } from "../output.js";
 import { batchLogLine } from "../run-output.js";
 import { contractLoadOptionsOf } from "../temporal-flags.js";
+import { gracefulStop } from "../signals.js";
 import { EXIT, UsageError, type CliCommand, type CliIO } from "../types.js";
 
 const usage = `Usage: lakelogic spark run CONTRACT --source SOURCE --checkpoint-location DIR [options]
@@ -30,7 +31,8 @@ Options:
 Output: logs go to stderr, one log line per committed micro-batch (info). At the end a text
 summary on stdout, or with --json one JSON line ({"stoppedBy":"end"|"stop"|"error", …,
 "error":{name,message} on failure}). Spark's own log: LAKELOGIC_SPARK_DEBUG=1.
-Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage.
+Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage,
+130 / 143 stopped by SIGINT / SIGTERM (after the micro-batch in flight).
 
 Example:
   lakelogic spark run contracts/orders.yaml --source kafka://127.0.0.1:9092/orders \\
@@ -125,13 +127,14 @@ async function run(args: string[], io: CliIO): Promise<number> {
     conf,
     onBatch: (r) => logger.info("batch committed", batchLogLine(checkpointLocation, r)),
   });
-  const stop = (): void => void sink.stop();
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  const stop = gracefulStop((signal) => {
+    logger.info("stopping after the batch in flight", { checkpointLocation, signal });
+    void sink.stop();
+  });
   try {
     const summary = await sink.run();
     printResult(io, values.json, summaryDocument(summary), () => sparkSummaryText(summary));
-    return EXIT.ok;
+    return stop.exitCode();
   } catch (err) {
     // The stream failed after it started: what was committed, then the reason, and exit 1.
     if (!(err instanceof SparkRunError)) throw err;
@@ -140,8 +143,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
     io.stderr(`lakelogic spark: ${err.message}\n`);
     return EXIT.failed;
   } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    stop.detach();
   }
 }
 

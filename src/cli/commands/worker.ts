@@ -2,13 +2,15 @@ import { createLakeLogicWorker } from "../../temporal/worker.js";
 import { parseCommandArgs } from "../args.js";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "../temporal-flags.js";
 import { EXIT, UsageError, type CliCommand } from "../types.js";
+import { gracefulStop } from "../signals.js";
 import { OBSERVE_FLAGS, observeHelp, portFlag, setupObservability } from "../observe-flags.js";
 
 const usage = `Usage: lakelogic worker [options]
 
 Run a LakeLogic Temporal worker: it executes stream workflows from the shared task queue and
 their batches (fetch, validate, write, ack) on its own worker-specific queue. SIGTERM or SIGINT
-shuts it down gracefully: in-flight activities get --shutdown-grace to finish.
+shuts it down gracefully: in-flight activities get --shutdown-grace to finish; then it exits 143
+(SIGTERM) or 130 (SIGINT). A second signal ends it at once.
 
 Options:
 ${CONNECTION_HELP}
@@ -24,7 +26,8 @@ ${observeHelp("  ", 27, [
 ])}
   -h, --help
 
-Logs go to stderr: one line per batch this worker commits (info).
+Logs go to stderr: a line when it starts polling, one per stream it opens and one per batch it
+commits (info).
 `;
 
 export const workerCommand: CliCommand = {
@@ -61,14 +64,20 @@ export const workerCommand: CliCommand = {
         ...(observe.metrics ? { metrics: observe.metrics } : {}),
         ...(sdkMetricsAddress ? { sdkMetricsAddress } : {}),
       });
-      const stop = () => worker.shutdown();
-      process.once("SIGTERM", stop);
-      process.once("SIGINT", stop);
+      const stop = gracefulStop((signal) => {
+        observe.logger.info("stopping after the batch in flight", { signal, graceMs: grace * 1000 });
+        worker.shutdown();
+      });
       if (sdkMetricsAddress) observe.logger.info("serving Temporal SDK metrics", { url: `http://${sdkMetricsAddress}/metrics` });
-      observe.logger.info("lakelogic worker: polling", { workerQueue: worker.workerQueue });
-      await worker.run();
+      const { address, namespace, taskQueue, workerQueue } = worker;
+      observe.logger.info("lakelogic worker: polling", { address, namespace, taskQueue, workerQueue });
+      try {
+        await worker.run();
+      } finally {
+        stop.detach();
+      }
       observe.logger.info("lakelogic worker: stopped");
-      return EXIT.ok;
+      return stop.exitCode();
     } finally {
       await observe.close();
     }

@@ -1,5 +1,5 @@
 import { ConfigError } from "../../errors.js";
-import { defaultLogger } from "../../observe/logger.js";
+import { collapseRepeats, liveDefaultLogger } from "../../observe/logger.js";
 
 /** How a push connector reconnects. Every field is optional; see `DEFAULT_RETRY`. */
 export interface RetryPolicy {
@@ -102,9 +102,15 @@ export interface RetryInfo {
   error: Error;
 }
 
-/** The default `onRetry`: one warning per failure (the process logger, stderr), so a retry loop is never silent. */
+/** Retry notices of every connector, each condition said once and again every few minutes (collapseRepeats). */
+const retryLog = collapseRepeats(liveDefaultLogger);
+
+/**
+ * The default `onRetry`: a warning on the process logger (stderr), so a retry loop is never
+ * silent; the same failure again goes to debug, and is said again at warn after a few minutes.
+ */
 export function warnRetry(info: RetryInfo): void {
-  defaultLogger().warn(`${info.error.message}; reconnecting in ${(info.delayMs / 1000).toFixed(1)} s (failure ${info.attempt})`, {
+  retryLog.warn(`${info.error.message}; reconnecting in ${(info.delayMs / 1000).toFixed(1)} s (failure ${info.attempt})`, {
     connector: info.connector,
     attempt: info.attempt,
     delayMs: info.delayMs,

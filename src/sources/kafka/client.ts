@@ -1,7 +1,7 @@
 // Types only: kafkajs is an optional peer dependency, loaded at run time through requirePeer.
 import type { Admin, Consumer, Kafka } from "kafkajs";
 import { MissingDependencyError } from "../../errors.js";
-import { defaultLogger } from "../../observe/logger.js";
+import { collapseRepeats, liveDefaultLogger, type Logger } from "../../observe/logger.js";
 import { settledWithin, sleep } from "../../util/wait.js";
 import { requirePeer } from "../core/spec.js";
 import { causeOf, messageOf } from "./errors.js";
@@ -147,16 +147,19 @@ export class KafkaClients {
       requestTimeout: this.options.requestTimeoutMs,
       retry: { initialRetryTime: 250, maxRetryTime: this.options.maxRetryTimeMs, retries: 10 },
       logLevel: LOG_LEVELS[this.options.logLevel],
-      logCreator: kafkaLogCreator,
+      logCreator: kafkaLogCreator(collapseRepeats(liveDefaultLogger)),
     });
     return this.client;
   }
 }
 
-/** kafkajs's own lines go through the process logger (not raw JSON on stdout), scalar facts only. */
-function kafkaLogCreator(): (entry: { namespace: string; level: number; log: Record<string, unknown> }) => void {
-  return ({ namespace, level, log }) => {
-    const logger = defaultLogger();
+/**
+ * kafkajs's own lines go through the process logger (not raw JSON on stdout), scalar facts only,
+ * each condition once per client: its retries repeat the same error (the connection's, then the
+ * broker pool's around it) on every attempt.
+ */
+function kafkaLogCreator(logger: Logger): () => (entry: { namespace: string; level: number; log: Record<string, unknown> }) => void {
+  return () => ({ namespace, level, log }) => {
     const fields: Record<string, string | number | boolean> = { source: "kafka", namespace };
     for (const [k, v] of Object.entries(log)) {
       if (k === "message" || k === "timestamp" || k === "logger" || k === "stack") continue;
