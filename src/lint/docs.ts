@@ -28,7 +28,6 @@ function ruleSection(rule: LintRule): string {
 export function renderLintDocs(rules: readonly LintRule[] = RULES): string {
   const transports = [...new Set(STREAMING_SOURCE_TYPES.values())].filter((t) => t !== "stream");
   const aliases = [...STREAMING_SOURCE_TYPES.keys()].filter((k) => !transports.includes(k));
-  const table = rules.map((r) => `| [${r.id}](#${r.id.toLowerCase()}-${slug(r.title)}) | ${r.severity} | ${r.title} |`);
   return [
     "# Contract lint",
     "",
@@ -86,12 +85,19 @@ export function renderLintDocs(rules: readonly LintRule[] = RULES): string {
     "",
     "## Rules",
     "",
-    "| ID | Severity | Title |",
-    "| --- | --- | --- |",
-    ...table,
+    renderRuleTable(rules),
     "",
     ...rules.map(ruleSection),
   ].join("\n");
+}
+
+/**
+ * The rule table: ID (linked to its section), severity, title. docs/lint.md and the README carry
+ * it (the README's links prefixed with `docs/lint.md`); test/lint/docs.test.ts holds both to it.
+ */
+export function renderRuleTable(rules: readonly LintRule[] = RULES, page = ""): string {
+  const rows = rules.map((r) => `| [${r.id}](${page}#${r.id.toLowerCase()}-${slug(r.title)}) | ${r.severity} | ${r.title} |`);
+  return ["| ID | Severity | Title |", "| --- | --- | --- |", ...rows].join("\n");
 }
 
 /** GitHub's heading anchor for the title part of `### ID: title`. */

@@ -21,4 +21,4 @@ export {
   type OutputFormat,
   type SarifLog,
 } from "./format/index.js";
-export { renderLintDocs } from "./docs.js";
+export { renderLintDocs, renderRuleTable } from "./docs.js";

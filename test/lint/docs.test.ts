@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { renderLintDocs, RULES } from "../../src/lint/index.js";
+import { renderLintDocs, renderRuleTable, RULES } from "../../src/lint/index.js";
 
 describe("docs/lint.md", () => {
   const page = readFileSync("docs/lint.md", "utf8");
@@ -22,5 +22,11 @@ describe("docs/lint.md", () => {
       expect(section).toContain(rule.examples.good.trimEnd());
       expect(page).toContain(`| [${rule.id}](#`);
     }
+  });
+});
+
+describe("README.md", () => {
+  it("lists every lint rule, as the rule list gives them", () => {
+    expect(readFileSync("README.md", "utf8")).toContain(renderRuleTable(RULES, "docs/lint.md"));
   });
 });
