@@ -42,11 +42,27 @@ def send(msg):
     _OUT.flush()
 
 
+# The tables this process opened, brought up to date before each use. Loading a table replays
+# its log from the last checkpoint, a cost that grows with every commit (measured at 100
+# commits: 88 ms per load, against 11 ms to read the commits since the last use).
+_TABLES = {}
+
+
 def table(uri, storage):
+    key = (uri, json.dumps(storage or {}, sort_keys=True))
+    dt = _TABLES.get(key)
+    if dt is not None:
+        try:
+            dt.update_incremental()
+            return dt
+        except Exception:  # the table went away or its log was cut under us: load it afresh
+            _TABLES.pop(key, None)
     try:
-        return DeltaTable(uri, storage_options=storage or None)
+        dt = DeltaTable(uri, storage_options=storage or None)
     except TableNotFoundError:
         return None
+    _TABLES[key] = dt
+    return dt
 
 
 def metadata_of(commit):
@@ -232,23 +248,14 @@ NEW_STATE = ("insert", "update_postimage")
 
 
 class Readers:
-    """The tables this process reads, kept open, and the rows of the last version read per
-    table: a version larger than a page is read once, not once per page."""
+    """The rows of the last version read per table: a version larger than a page is read once,
+    not once per page."""
 
     def __init__(self):
-        self.tables = {}
         self.rows = {}
 
     def table(self, uri, storage):
-        dt = self.tables.get(uri)
-        if dt is None:
-            dt = table(uri, storage)
-            if dt is None:
-                return None
-            self.tables[uri] = dt
-        else:
-            dt.update_incremental()
-        return dt
+        return table(uri, storage)
 
     def version_rows(self, uri, storage, fs, version, types):
         cached = self.rows.get(uri)
