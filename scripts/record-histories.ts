@@ -6,7 +6,8 @@
  * Needs the Temporal CLI (bash scripts/provision-temporal.sh). Each path of the stream workflow
  * runs for real against a dev server and a worker: an available_now drain, continuous with a
  * continue-as-new, pause/resume, stop, an activity retry, a batch whose worker was lost (resync
- * and refetch), and a queue (ack) source. Name scenarios to record only those, e.g.
+ * and refetch), a queue (ack) source, and per-rule counts carried over continue-as-new. Name
+ * scenarios to record only those, e.g.
  * `npx tsx scripts/record-histories.ts lost-worker-resync queue-ack`. The scenarios run in a scratch
  * directory with relative paths, so the histories name no path of the machine that recorded them.
  * The processing_time histories in test/fixtures/histories/processing-time/ are recorded by their
@@ -113,6 +114,18 @@ try {
     // The first run ends in continue-as-new; the last one in the graceful stop.
     await save("continuous-can-first-run", streams.client.workflow.getHandle(h.workflowId, h.firstExecutionRunId));
     await save("continuous-can-last-run", streams.handle(i.checkpointKey!));
+  }
+  if (wanted("rules-can")) {
+    // Per-rule counts in every writeBatches result, summed in the workflow and carried over
+    // continue-as-new in its input: the last run starts from the first run's sums.
+    const i = input("rules-can", { mode: "continuous", continueAsNewEvery: 2 });
+    writeOrders(i.source.path as string, 0, 1200);
+    const h = await streams.start(i);
+    await waitFor("continuous drained", async () => (await total(i.checkpointKey!)) === 1200, 60_000);
+    await streams.signal(i.checkpointKey!, "stop");
+    await streams.result(i.checkpointKey!);
+    await save("rules-can-first-run", streams.client.workflow.getHandle(h.workflowId, h.firstExecutionRunId));
+    await save("rules-can-last-run", streams.handle(i.checkpointKey!));
   }
   if (wanted("pause-resume")) {
     const i = input("pause-resume", { mode: "continuous" });

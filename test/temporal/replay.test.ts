@@ -26,6 +26,8 @@ describe("stream workflow replay", () => {
         "lost-worker-resync.json",
         "pause-resume.json",
         "queue-ack.json",
+        "rules-can-first-run.json",
+        "rules-can-last-run.json",
         "stop.json",
       ].sort(),
     );
