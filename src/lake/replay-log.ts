@@ -64,9 +64,7 @@ export function replayLogTable(contract: Contract, options: ReadOptions = {}): s
 export function replayLogContract(contract: Contract, options: ReadOptions = {}): Contract {
   const table = replayLogTable(contract, options);
   const m = contract.materialization;
-  // A DuckLake `table:<catalog>.<schema>.<table>` target names the table in the path.
-  const given = options.targetPath ?? m.targetPath;
-  const targetPath = given?.startsWith("table:") ? given.replace(/[^.]+$/, table) : given;
+  const targetPath = logTarget(m.targetPath, table);
   return {
     ...contract,
     dataset: table,
@@ -81,10 +79,14 @@ export function replayLogContract(contract: Contract, options: ReadOptions = {})
   };
 }
 
+/** A DuckLake `table:<catalog>.<schema>.<table>` target names the table in the path: the log's is beside it. */
+function logTarget(given: string | undefined, table: string): string | undefined {
+  return given?.startsWith("table:") ? given.replace(/[^.]+$/, table) : given;
+}
+
 function logOptions(contract: Contract, options: ReadOptions): OpenLakeOptions {
-  const targetPath = options.targetPath;
-  if (targetPath === undefined) return {};
-  return { targetPath: targetPath.startsWith("table:") ? targetPath.replace(/[^.]+$/, replayLogTable(contract, options)) : targetPath };
+  const targetPath = logTarget(options.targetPath, replayLogTable(contract, options));
+  return targetPath === undefined ? {} : { targetPath };
 }
 
 /** Open the replay log for writing (its rows: `replayLogRow`). */
