@@ -55,6 +55,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./lake.js")).lakeCommand,
   },
   {
+    name: "quarantine",
+    summary: "List and show a contract's quarantined rows; replay them against the contract as it is now",
+    load: async () => (await import("./quarantine.js")).quarantineCommand,
+  },
+  {
     name: "pause",
     summary: "Pause a stream after its in-flight batch",
     load: async () => (await import("./control.js")).controlCommand("pause"),
