@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { loadContract } from "../src/contract/index.js";
 import { readQuarantine, readTable } from "../src/lake/index.js";
 import { StreamSink } from "../src/sink/index.js";
-import { createSource, registerSource, type ComponentSpec, type OptionsOf } from "../src/sources/connectors.js";
+import { createSource, registerSource, type ComponentSpec, type OptionsOf, type SourceFactory } from "../src/sources/connectors.js";
 import type { Cursor, CursorSource, ReadOptions, SourceRecord } from "../src/index.js";
 
 // 1. The options, declared once: validation, typed options and the reference docs come from it.
@@ -76,7 +76,8 @@ class EventLogSource implements CursorSource {
 }
 
 // 3. Registered by its type, a JSON config can name it.
-registerSource({ spec: eventLogSpec, create: (options) => new EventLogSource(options) });
+const eventLogFactory: SourceFactory<typeof eventLogSpec> = { spec: eventLogSpec, create: (options) => new EventLogSource(options) };
+registerSource(eventLogFactory);
 
 const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), "lakelogic-own-source-"));
 const contract = await loadContract(fileURLToPath(new URL("./orders.yaml", import.meta.url)));
