@@ -95,8 +95,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       // Deliberate errors carry a message meant for people. Bad input (config, contract, a missing
       // optional package) is a usage error; a run that failed part-way is a failure.
       io.stderr(`lakelogic ${entry.name}: ${err.message}\n`);
-      // A workflow that failed (STREAM_FAILED, from the Temporal client, not loaded here unless used) is a failure too.
-      return err instanceof StreamRunError || err instanceof TemporalUnreachableError || err.code === "STREAM_FAILED" ? EXIT.failed : EXIT.usage;
+      // A workflow that failed (STREAM_FAILED, from the Temporal client, not loaded here unless used)
+      // is a failure too, and so is whatever a retry may get past (a lake another process holds, a
+      // store that did not answer): that is not bad input.
+      const failed = err instanceof StreamRunError || err instanceof TemporalUnreachableError || err.code === "STREAM_FAILED" || err.retriable;
+      return failed ? EXIT.failed : EXIT.usage;
     }
     const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
     io.stderr(`lakelogic ${entry.name}: internal error: ${detail}\n`);
