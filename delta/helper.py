@@ -2,8 +2,8 @@
 
     python helper.py     requests on stdin, one JSON reply per request on stdout
 
-Ops: open, load, write (the lake writer's), read, latest, changes (reading), maintain
-(src/lake/maintain.ts).
+Ops: open, load, write (the lake writer's), read, latest, changes (reading), inspect
+(src/lake/inspect.ts), maintain (src/lake/maintain.ts).
 
 The TypeScript side validates the batch and stages its rows as Parquet files (src/lake/delta-writer.ts);
 this process commits them to the Delta tables. It also reads tables back: a snapshot (`read`), and
@@ -235,8 +235,51 @@ def op_read(m):
     dt = table(m["uri"], m.get("storage"))
     if dt is None:
         return {"exists": False}
-    pq.write_table(dt.to_pyarrow_table(), m["out"])
+    pq.write_table(dt.to_pyarrow_table(columns=m.get("columns")), m["out"])
     return {"exists": True, "version": dt.version()}
+
+
+def type_name(t):
+    """A Delta schema type as one word a person reads: `long`, `array<string>`, `struct<a: long>`."""
+    if isinstance(t, str):
+        return t
+    kind = t.get("type")
+    if kind == "array":
+        return "array<%s>" % type_name(t.get("elementType"))
+    if kind == "map":
+        return "map<%s, %s>" % (type_name(t.get("keyType")), type_name(t.get("valueType")))
+    if kind == "struct":
+        return "struct<%s>" % ", ".join("%s: %s" % (f["name"], type_name(f["type"])) for f in t.get("fields", []))
+    return json.dumps(t)
+
+
+def op_inspect(m):
+    """A table as `lakelogic show` reports it: its columns, its row count, and its newest commits
+    that carry LakeLogic's metadata (a batch), newest first, at most `commits` of them."""
+    dt = table(m["uri"], m.get("storage"))
+    if dt is None:
+        return {"exists": False}
+    schema = json.loads(dt.schema().to_json())
+    wanted, commits, limit = m.get("commits", 10), [], 16
+    while True:
+        history = dt.history(limit)
+        commits = []
+        for commit in history:
+            meta = metadata_of(commit)
+            if meta is not None and isinstance(meta.get("batchId"), int):
+                metrics = commit.get("operationMetrics") or {}
+                commits.append({"version": commit.get("version"), "timestamp": commit.get("timestamp"), "operation": commit.get("operation"), "meta": meta, "metrics": metrics})
+        # Maintenance commits carry no batch: look further back until enough batches are found.
+        if len(commits) >= wanted or len(history) < limit:
+            break
+        limit *= 4
+    return {
+        "exists": True,
+        "version": dt.version(),
+        "columns": [{"name": f["name"], "type": type_name(f["type"])} for f in schema["fields"]],
+        "rows": dt.to_pyarrow_dataset().count_rows(),
+        "commits": commits[:wanted],
+    }
 
 
 # ── reading a table's changes, version by version (the `lake` source, src/sources/lake) ──
@@ -494,7 +537,16 @@ def op_maintain(m):
     return {"exists": True, "before": before, "after": files_of(dt), "steps": steps}
 
 
-OPS = {"open": op_open, "load": op_load, "write": op_write, "read": op_read, "latest": op_latest, "changes": op_changes, "maintain": op_maintain}
+OPS = {
+    "open": op_open,
+    "load": op_load,
+    "write": op_write,
+    "read": op_read,
+    "inspect": op_inspect,
+    "latest": op_latest,
+    "changes": op_changes,
+    "maintain": op_maintain,
+}
 
 
 def die_with_parent():

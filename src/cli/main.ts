@@ -95,10 +95,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       // Deliberate errors carry a message meant for people. Bad input (config, contract, a missing
       // optional package) is a usage error; a run that failed part-way is a failure.
       io.stderr(`lakelogic ${entry.name}: ${err.message}\n`);
-      // A workflow that failed (STREAM_FAILED, from the Temporal client, not loaded here unless used)
-      // is a failure too, and so is whatever a retry may get past (a lake another process holds, a
-      // store that did not answer): that is not bad input.
-      const failed = err instanceof StreamRunError || err instanceof TemporalUnreachableError || err.code === "STREAM_FAILED" || err.retriable;
+      // A workflow that failed or that does not exist (from the Temporal client, not loaded here
+      // unless used) is a failure too, and so is whatever a retry may get past (a lake another
+      // process holds, a store that did not answer): that is not bad input.
+      const failed = err instanceof StreamRunError || err instanceof TemporalUnreachableError || FAILURE_CODES.has(err.code) || err.retriable;
       return failed ? EXIT.failed : EXIT.usage;
     }
     const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -106,6 +106,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     return EXIT.internal;
   }
 }
+
+/** The codes of the Temporal client's errors that are a failed command, not bad input. */
+const FAILURE_CODES: ReadonlySet<string> = new Set(["STREAM_FAILED", "STREAM_NOT_FOUND"]);
 
 /** Commands that need the Temporal SDK and a server. */
 const TEMPORAL_COMMANDS: ReadonlySet<string> = new Set(["worker", "start", "schedule", "status", "pause", "resume", "stop"]);

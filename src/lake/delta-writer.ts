@@ -110,14 +110,7 @@ export class DeltaLakeWriter implements LakeWriter {
 
   /** The newest batch of stream `key` the table holds, with what its commit recorded. */
   private async held(key: string): Promise<(DeltaCommitMeta & { record?: CheckpointRecord }) | undefined> {
-    const mine = this.own.get(key);
-    if (mine) return mine;
-    const reply = await this.helper.request<{ version: number | null; commit?: unknown }>("load", {
-      uri: this.tableUri,
-      storage: storageOptions(this.tableUri),
-      appId: key,
-    });
-    return reply.version === null ? undefined : decodeCommit(reply.commit, key, reply.version, this.tableUri);
+    return this.own.get(key) ?? loadDeltaHeld(this.helper, this.tableUri, key);
   }
 
   /** A checkpoint committed on its own: an empty batch carrying it. */
@@ -236,6 +229,12 @@ export class DeltaLakeWriter implements LakeWriter {
     await this.conn.run(`COPY (${query}) TO ${quoteString(path)} (FORMAT parquet, COMPRESSION uncompressed)`);
     return path;
   }
+}
+
+/** The newest batch of stream `key` the Delta table at `uri` holds, as the commit that set it recorded it. */
+export async function loadDeltaHeld(helper: DeltaHelper, uri: string, key: string): Promise<(DeltaCommitMeta & { record?: CheckpointRecord }) | undefined> {
+  const reply = await helper.request<{ version: number | null; commit?: unknown }>("load", { uri, storage: storageOptions(uri), appId: key });
+  return reply.version === null ? undefined : decodeCommit(reply.commit, key, reply.version, uri);
 }
 
 /** Delta's name for a staged column type (table-contract comparisons). */

@@ -21,10 +21,31 @@ export const STREAMS_TABLE = "_lakelogic_streams";
 const TABLES_TABLE = "_lakelogic_tables";
 
 /** The newest batch of a stream the catalog holds. */
-interface Held {
+export interface Held {
   batchId: number;
   cursorDigest?: string;
   record?: CheckpointRecord;
+}
+
+/**
+ * The newest batch of stream `key` in the DuckLake attached on `conn`, undefined before its first
+ * (`where` names the lake in messages).
+ */
+export async function loadDuckLakeHeld(conn: DuckDBConnection, key: string, where: string): Promise<Held | undefined> {
+  const reader = await conn.runAndReadAll(
+    `SELECT batch_id, cursor_digest, checkpoint FROM ${LAKE_ALIAS}.main.${quoteIdent(STREAMS_TABLE)} WHERE stream_key = $1 ORDER BY batch_id DESC LIMIT 1`,
+    [key],
+  );
+  const row = reader.getRows()[0];
+  const batchId = row === undefined ? 0 : Number(row[0]);
+  if (batchId === 0) return undefined;
+  const digest = row![1] === null ? undefined : String(row![1]);
+  const checkpoint = row![2] === null ? undefined : (JSON.parse(String(row![2])) as EncodedCheckpoint);
+  return {
+    batchId,
+    ...(digest !== undefined ? { cursorDigest: digest } : {}),
+    ...(checkpoint ? { record: decodeCheckpoint(checkpoint, key, batchId, where) } : {}),
+  };
 }
 
 /**
@@ -69,7 +90,7 @@ export class DuckLakeWriter implements LakeWriter {
     this.table = lakeTable(location, config.table);
     this.quarantine = lakeTable(location, config.quarantine.target);
     this.streams = `${LAKE_ALIAS}.main.${quoteIdent(STREAMS_TABLE)}`;
-    this.where = describe(location);
+    this.where = describeDuckLake(location);
   }
 
   static async open(config: LakeConfig): Promise<DuckLakeWriter> {
@@ -124,21 +145,8 @@ export class DuckLakeWriter implements LakeWriter {
   }
 
   /** The stream's newest batch in the catalog, undefined before its first. */
-  private async held(key: string): Promise<Held | undefined> {
-    const reader = await this.conn.runAndReadAll(
-      `SELECT batch_id, cursor_digest, checkpoint FROM ${this.streams} WHERE stream_key = $1 ORDER BY batch_id DESC LIMIT 1`,
-      [key],
-    );
-    const row = reader.getRows()[0];
-    const batchId = row === undefined ? 0 : Number(row[0]);
-    if (batchId === 0) return undefined;
-    const digest = row![1] === null ? undefined : String(row![1]);
-    const checkpoint = row![2] === null ? undefined : (JSON.parse(String(row![2])) as EncodedCheckpoint);
-    return {
-      batchId,
-      ...(digest !== undefined ? { cursorDigest: digest } : {}),
-      ...(checkpoint ? { record: decodeCheckpoint(checkpoint, key, batchId, this.where) } : {}),
-    };
+  private held(key: string): Promise<Held | undefined> {
+    return loadDuckLakeHeld(this.conn, key, this.where);
   }
 
   /**
@@ -274,7 +282,7 @@ export class DuckLakeWriter implements LakeWriter {
 }
 
 /** Where a DuckLake is, for messages: its catalog without secrets. */
-function describe(location: DuckLakeLocation): string {
+export function describeDuckLake(location: DuckLakeLocation): string {
   return `the DuckLake ${duckLakeWhere(location)}`;
 }
 
@@ -314,7 +322,7 @@ async function prepareTables(conn: DuckDBConnection, config: LakeConfig, locatio
         ])
       ).getRows()[0];
       record = stored ? { primaryKey: JSON.parse(String(stored[0])) as string[], strategy: String(stored[1]) as TableRecord["strategy"] } : undefined;
-      checkTableContract(config, plans, { record, columns: existing }, describe(location));
+      checkTableContract(config, plans, { record, columns: existing }, describeDuckLake(location));
       const have = new Set(existing.map((c) => c.name.toLowerCase()));
       for (const p of plans) {
         if (!have.has(p.name.toLowerCase())) await conn.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(p.name)} ${p.sqlType}`);

@@ -40,6 +40,16 @@ export { DeltaLakeWriter } from "./delta-writer.js";
 export { DuckLakeWriter } from "./ducklake-writer.js";
 export { DuckDBTargetCheckpointStore } from "./duckdb-checkpoint.js";
 export { readQuarantine, readQuarantineFiles, readTable, type ReadOptions } from "./read.js";
+export {
+  inspectLake,
+  readTargetCheckpoint,
+  type InspectOptions,
+  type InspectedColumn,
+  type InspectedCommit,
+  type InspectedTable,
+  type LakeInspection,
+  type QuarantineGroup,
+} from "./inspect.js";
 export { checkLakeLocation, describeTarget, isUri, joinLocation, resolveLakeConfig, LAKE_FORMATS, SHARED_FORMATS, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
 export { LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";

@@ -82,7 +82,7 @@ export async function readQuarantineFiles(contract: Contract, options: ReadOptio
 }
 
 /** Run `read` on a connection to the lake's DuckDB file; `none` when there is no file yet. */
-async function withDuckDB<T>(config: LakeConfig, none: T, read: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+export async function withDuckDB<T>(config: LakeConfig, none: T, read: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const file = join(config.targetPath, DUCKDB_FILE);
   if (!existsSync(file)) return none;
   const db = await acquireDatabase(file);
@@ -93,7 +93,7 @@ async function withDuckDB<T>(config: LakeConfig, none: T, read: (conn: DuckDBCon
   }
 }
 
-async function tableExists(conn: DuckDBConnection, name: string): Promise<boolean> {
+export async function tableExists(conn: DuckDBConnection, name: string): Promise<boolean> {
   const exists = await conn.runAndReadAll(
     "SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1",
     [name],

@@ -4,6 +4,7 @@ import {
   ScheduleOverlapPolicy,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from "@temporalio/client";
@@ -41,6 +42,19 @@ export class StreamAlreadyRunningError extends NonRetriableError {
       `stream workflow ${workflowId} is already running: one writer per checkpoint key. ` +
         `Use "lakelogic status" to see it, or "lakelogic stop" to end it first.`,
     );
+  }
+}
+
+/**
+ * No workflow `lakelogic:<key>` on the server: no stream of that key ever ran on Temporal here
+ * (or its history is past the namespace's retention). A failed command (exit 1).
+ */
+export class StreamNotFoundError extends NonRetriableError {
+  constructor(
+    readonly workflowId: string,
+    readonly checkpointKey: string,
+  ) {
+    super("STREAM_NOT_FOUND", `no stream named ${checkpointKey}: the Temporal server has no workflow ${workflowId}`);
   }
 }
 
@@ -125,6 +139,7 @@ export class StreamClient {
     try {
       return await handle.query<StreamStatus>("status");
     } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new StreamNotFoundError(handle.workflowId, checkpointKey);
       const described = await handle.describe().catch(() => undefined);
       const outcome = described?.status.name;
       if (outcome === undefined || outcome === "RUNNING" || outcome === "COMPLETED") throw err;
@@ -137,7 +152,10 @@ export class StreamClient {
   }
 
   async signal(checkpointKey: string, signal: "pause" | "resume" | "stop"): Promise<void> {
-    await this.handle(checkpointKey).signal(signal);
+    const handle = this.handle(checkpointKey);
+    await handle.signal(signal).catch((err: unknown) => {
+      throw err instanceof WorkflowNotFoundError ? new StreamNotFoundError(handle.workflowId, checkpointKey) : err;
+    });
   }
 
   /** The stream's result once it ends; StreamFailedError with the cause when it did not succeed. */

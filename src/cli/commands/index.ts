@@ -45,6 +45,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./status.js")).statusCommand,
   },
   {
+    name: "show",
+    summary: "Show a contract's lake: tables, last commits, quarantine by rule, the stream's checkpoint",
+    load: async () => (await import("./show.js")).showCommand,
+  },
+  {
     name: "checkpoint",
     summary: "Import the checkpoints of a Python LakeLogic stream, so it continues here",
     load: async () => (await import("./checkpoint.js")).checkpointCommand,
