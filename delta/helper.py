@@ -218,8 +218,14 @@ def op_write(m):
         # writer moved the stream: the TypeScript side decides retry or rival from its commit).
         if expect is not None and (held or 0) != expect:
             return {"status": "held", **held_by(dt, txn["appId"]), "attempts": attempt}
-        if txn.get("skipHeld") and held is not None and held >= txn["version"]:
-            return {"status": "held", **held_by(dt, txn["appId"]), "attempts": attempt}
+        # The same batch sent again (a crash between this commit and the stream's checkpoint): the
+        # table has it when its commit ended at the same cursor. A batch the resumed run cut
+        # elsewhere holds other records, and is written (merged onto what it shares).
+        skip = txn.get("skipHeld")
+        if skip is not None and held == txn["version"]:
+            found = held_by(dt, txn["appId"])
+            if (found.get("commit") or {}).get("cursorDigest") == skip:
+                return {"status": "held", **found, "attempts": attempt}
         try:
             if q is not None and quarantined is None:
                 quarantined = write_quarantine(q, storage, CommitProperties(custom_metadata=meta))

@@ -160,8 +160,10 @@ export class DeltaLakeWriter implements LakeWriter {
           // With the checkpoint: compare-and-set on the table's transaction version.
           ...(req.checkpoint ? { expect: req.batchId - 1 } : {}),
           // A stream that replays from its cursor sends a committed batch again only after a crash
-          // between the table's commit and the checkpoint's: the table has it, write nothing.
-          skipHeld: !req.checkpoint && req.stream?.replay === "cursor",
+          // between the table's commit and the checkpoint's: when the table's commit of this batch
+          // ended at the same cursor it holds these records, write nothing. A batch cut elsewhere
+          // (a timer, a batch size that grew) holds other records and is written.
+          ...(!req.checkpoint && req.stream?.replay === "cursor" && logged ? { skipHeld: logged.commit.cursorDigest } : {}),
           metadata: meta,
         },
       });

@@ -200,8 +200,10 @@ export class DuckLakeWriter implements LakeWriter {
               await conn.run("ROLLBACK");
               return { ...nothing, checkpointOutcome: "already-committed" as const };
             }
-          } else if (held !== undefined && req.stream?.replay === "cursor" && held.batchId >= req.batchId) {
-            // Sent again after a crash between this commit and the stream's checkpoint: the table has it.
+          } else if (held !== undefined && req.stream?.replay === "cursor" && held.batchId === req.batchId && logged !== undefined && held.cursorDigest === logged.commit.cursorDigest) {
+            // Sent again after a crash between this commit and the stream's checkpoint, ending at the
+            // same cursor: the table has these records. A batch the resumed run cut elsewhere holds
+            // other records, and is written.
             await conn.run("ROLLBACK");
             return nothing;
           }
