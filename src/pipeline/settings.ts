@@ -35,9 +35,12 @@ export { DEFAULT_TARGET_PATH };
 
 /** How a stream cuts its batches: the options every front door takes. */
 export interface BatchOptions {
-  /** Records per batch. Default 1000. */
+  /**
+   * Records per batch, a hard cap. Unset: batches start at 1000 records and grow, while the
+   * source reports a backlog, up to 100,000 and `maxBatchBytes` (docs/streamsink.md, "Batch size").
+   */
   batchSize?: number;
-  /** Bytes per batch (raw payload, or an estimate). Default 16 MiB. */
+  /** Bytes per batch (raw payload, or an estimate), whatever its count: the memory budget. Default 16 MiB. */
   maxBatchBytes?: number;
   /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
   maxWaitMs?: number;
@@ -88,7 +91,10 @@ export interface StreamSettings {
 
 /** The one set of defaults, for every front door. */
 export const PIPELINE_DEFAULTS = Object.freeze({
+  /** Records per batch: where a batch starts, and at a source's head. */
   batchSize: 1000,
+  /** The most records a batch grows to under a backlog when the user sets no `batchSize`. */
+  grownBatchSize: 100_000,
   maxBatchBytes: 16 * 1024 * 1024,
   maxWaitMs: 1000,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
@@ -184,6 +190,8 @@ export function batchLimits(options: BatchOptions): BatchLimits {
   recordLimits(options); // every stream option is checked together, when the runtime is set up
   return {
     maxRecords: positiveInt("batchSize", options.batchSize ?? PIPELINE_DEFAULTS.batchSize),
+    // A batchSize of the user's is a hard cap: only the default grows.
+    ...(options.batchSize === undefined ? { growTo: PIPELINE_DEFAULTS.grownBatchSize } : {}),
     maxBytes: positiveInt("maxBatchBytes", options.maxBatchBytes ?? PIPELINE_DEFAULTS.maxBatchBytes),
     maxWaitMs: positiveInt("maxWaitMs", options.maxWaitMs ?? PIPELINE_DEFAULTS.maxWaitMs),
   };
