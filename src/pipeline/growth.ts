@@ -10,8 +10,9 @@ import type { BatchLimits, CollectedBatch } from "./collect.js";
  * - after a batch that filled up by count while the source reports at least another base batch
  *   waiting (`CursorSource.backlog`), the next takes twice as many, up to `growTo` records;
  *   `maxBytes` bounds every batch's bytes whatever its count, so a batch cut by bytes keeps its size;
- * - anything else (a batch cut by time or idle: the source is at its head; the end of a drain; a
- *   source that reports no backlog) brings it back to the base size.
+ * - less than that waiting after a batch (the source is at its head), a batch that found nothing,
+ *   or the end of a drain brings it back to the base size; a batch cut by time while a backlog
+ *   remains (collecting it took `maxWaitMs`: a busy process) keeps its size.
  *
  * Without `growTo` (a `batchSize` the user set: the base and the cap) every batch is the base.
  *
@@ -44,8 +45,9 @@ export class BatchGrowth {
 
   /** Size the next batch after `batch` was cut. */
   async after(batch: CollectedBatch): Promise<void> {
-    if (batch.cut === "bytes" || batch.cut === "deletes") return;
-    if (batch.cut !== "records" || batch.records.length < this.size) {
+    const { cut, records } = batch;
+    if (cut === "bytes" || cut === "deletes") return;
+    if ((cut !== "records" && cut !== "time") || records.length === 0) {
       this.size = this.base;
       return;
     }
@@ -55,7 +57,10 @@ export class BatchGrowth {
     } catch {
       waiting = undefined; // a source that cannot tell now: the base size, as without a report
     }
-    this.size = hasBatchMore(waiting, this.base, batch.bytes / batch.records.length) ? Math.min(this.most, this.size * 2) : this.base;
+    if (!hasBatchMore(waiting, this.base, batch.bytes / records.length)) this.size = this.base;
+    // Cut by time with a backlog: the records were there but collecting them took maxWaitMs (a
+    // busy process), so the size stays; a batch that filled up doubles.
+    else if (cut === "records") this.size = Math.min(this.most, this.size * 2);
   }
 }
 
