@@ -41,6 +41,7 @@ async function drain(count: number, options: StreamOverrides) {
     const end = (b.cursor as FileCursor).offset;
     const bytes = end - offset;
     offset = end;
+    expect(b.bytes).toBe(bytes); // the report's bytes: the lines' (with their newlines)
     return { records: b.sourceCount, bytes, cut: b.cut };
   });
   return { summary, sized, lake: join(run, "lake") };
