@@ -138,6 +138,7 @@ export class StreamPipeline {
       this.cursorCollector(source),
       (batch) => this.wrap(batch).startValidation(),
       (b) => b.records.length === 0,
+      (b) => b.bytes,
       this.o.stop,
     );
     this.ahead.fill(limits, depth, options.budget);
