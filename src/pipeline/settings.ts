@@ -40,7 +40,7 @@ export interface BatchOptions {
    * source reports a backlog, up to 100,000 and `maxBatchBytes` (docs/streamsink.md, "Batch size").
    */
   batchSize?: number;
-  /** Bytes per batch (raw payload, or an estimate), whatever its count: the memory budget. Default 16 MiB. */
+  /** Bytes per batch (raw payload, or an estimate), whatever its count: the memory budget. Default 2 MiB. */
   maxBatchBytes?: number;
   /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
   maxWaitMs?: number;
@@ -95,7 +95,12 @@ export const PIPELINE_DEFAULTS = Object.freeze({
   batchSize: 1000,
   /** The most records a batch grows to under a backlog when the user sets no `batchSize`. */
   grownBatchSize: 100_000,
-  maxBatchBytes: 16 * 1024 * 1024,
+  /**
+   * A batch's bytes, the bound of batches that grow: a record in memory (parsed, its raw text,
+   * validated) costs several times its raw bytes, and a file → lake drain at this budget peaks
+   * about where fixed 10,000-record batches of order events did (docs/benchmarks.md).
+   */
+  maxBatchBytes: 2 * 1024 * 1024,
   maxWaitMs: 1000,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   /** Batches read and validated while the one before is written (1 under the lean memory profile). */
