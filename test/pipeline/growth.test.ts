@@ -1,5 +1,6 @@
 /**
- * Batches that grow under a backlog, through StreamSink and a real file: the sizes each batch
+ * Batches that grow under a backlog, through StreamSink and a real file (and a keyset-paged
+ * source over an array): the sizes each batch
  * report says (`sourceCount`) and the bytes its cursor moved over. No timing is asserted: the
  * drains set `maxWaitMs` out of reach, and the continuous case only needs its head to be noticed.
  */
@@ -13,6 +14,7 @@ import { loadContract } from "../../src/contract/index.js";
 import { readQuarantine, readTable } from "../../src/lake/index.js";
 import { StreamSink, type BatchReport } from "../../src/sink/index.js";
 import { FileSource, type FileCursor } from "../../src/sources/file/source.js";
+import { WatermarkChunkSource } from "../../src/sources/watermark/source.js";
 import type { StreamOverrides } from "../../src/pipeline/settings.js";
 
 const contractPath = fileURLToPath(new URL("../../examples/orders.yaml", import.meta.url));
@@ -55,6 +57,26 @@ async function expectAllOnce(lake: string, count: number): Promise<void> {
   expect(ids.sort((a, b) => a - b)).toEqual(wantGood);
   expect(bad).toHaveLength(count - wantGood.length);
 }
+
+describe("batch sizes under a backlog (keyset-paged source)", () => {
+  it("double while the pages come back full, with a drain's end snapshot", async () => {
+    const rows: Array<Record<string, unknown> & { order_id: number }> = Array.from({ length: 20_000 }, (_, i) => ({ ...orderEvent(i) }));
+    // The Python form over an array ordered by order_id: the rows after `after`, `limit` of them.
+    const fetchChunk = async (after: unknown, limit: number) => rows.filter((r) => after === undefined || r.order_id > (after as number)).slice(0, limit);
+    const source = new WatermarkChunkSource(fetchChunk, { watermarkField: "order_id", chunkSize: 1000, fetchMax: async () => rows.at(-1)!.order_id });
+    const run = join(dir, "keyset");
+    const batches: BatchReport[] = [];
+    const summary = await new StreamSink(contractPath, source, {
+      targetPath: join(run, "lake"),
+      checkpoint: join(run, "ck.sqlite"),
+      maxWaitMs: 600_000,
+      onBatch: (b) => void batches.push(b),
+    }).run("available_now");
+    expect(batches.map((b) => b.sourceCount)).toEqual([1000, 2000, 4000, 8000, 5000]);
+    expect(summary.sourceCount).toBe(20_000);
+    await expectAllOnce(join(run, "lake"), 20_000);
+  });
+});
 
 describe("batch sizes under a backlog (file source)", () => {
   it("double while the file holds another base batch after the one cut, from the default 1000", async () => {
