@@ -18,8 +18,8 @@ import type { BatchLimits, CollectedBatch } from "./collect.js";
  *
  * Replays stay exact: a batch's records are fixed when it is cut, before its write, and its
  * commit covers exactly them. A pipeline starts at the base size, so a batch written but not
- * committed before a crash is read again no larger than it was (as large when bytes cut it): its
- * remaining records come in the next batch, never skipped.
+ * committed before a crash is read again no larger than it was (as large when bytes cut it),
+ * unless `maxWaitMs` had cut it short: its remaining records come in the next batch.
  */
 export class BatchGrowth {
   private size: number;
