@@ -1,5 +1,5 @@
 /**
- * `npm run bench:compare [-- --rows N --rounds R --only a,b]` — this project against the Python
+ * `npm run bench:compare [-- --rows N --rounds R --only a,b --batch N]` — this project against the Python
  * original and against DuckDB's own ceiling, side by side on one input:
  *
  *   ts-duckdb, ts-polars   StreamSink available_now from the NDJSON file, each engine, merge into DuckDB
@@ -15,7 +15,8 @@
  * `--rows` order events for examples/orders.yaml (default 1,000,000, ~5 % bad, every id once).
  * Every run is checked before its time counts: good and bad counts as the input has them, and
  * the target and quarantine read back with exactly those rows. Runs alternate over `--rounds`
- * rounds (default 3); one JSON line per run gives the median, then one line the ratios.
+ * rounds (default 3); one JSON line per run gives the median, then one line the ratios. The
+ * StreamSink runs use the default batch size (growing under the backlog); `--batch N` fixes it.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -32,7 +33,7 @@ const RUNS = ["ts-duckdb", "ts-polars", "ts-delta", "ts-delta-s3", "ts-ducklake"
 type RunName = (typeof RUNS)[number];
 
 const { values: flags } = parseArgs({
-  options: { rows: { type: "string", default: "1000000" }, rounds: { type: "string", default: "3" }, only: { type: "string" } },
+  options: { rows: { type: "string", default: "1000000" }, rounds: { type: "string", default: "3" }, only: { type: "string" }, batch: { type: "string" } },
 });
 const rows = Number(flags.rows);
 const rounds = Number(flags.rounds);
@@ -104,6 +105,8 @@ interface Result {
   bad: number;
   stored: number;
   quarantined: number;
+  /** StreamSink runs: the drain's peak RSS. */
+  peakRssMb?: number;
 }
 
 /** PostgreSQL and the S3 server, started once when a run needs them. */
@@ -125,7 +128,7 @@ async function serverEnv(run: RunName): Promise<NodeJS.ProcessEnv> {
 async function runOnce(run: RunName, input: string): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), `ll-compare-${run}-`));
   const [bin, args] = command(run, input, dir);
-  const env = await serverEnv(run);
+  const env = { ...(await serverEnv(run)), ...(flags.batch ? { BENCH_BATCH_SIZE: flags.batch } : {}) };
   return new Promise<Result>((resolve, reject) => {
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], env });
     let out = "";
@@ -151,6 +154,7 @@ const input = join(work, "events.ndjson");
 say(`writing ${rows.toLocaleString("en")} events…`);
 const want = await writeInput(input);
 const samples = new Map<RunName, number[]>(only.map((r) => [r, []]));
+const peaks = new Map<RunName, number>();
 const problems: string[] = [];
 try {
   for (let round = 1; round <= rounds; round++) {
@@ -164,6 +168,7 @@ try {
       ].filter((w): w is string => typeof w === "string");
       if (wrong.length > 0) problems.push(`${run}: ${wrong.join(", ")}`);
       samples.get(run)!.push(r.seconds);
+      if (r.peakRssMb !== undefined) peaks.set(run, Math.max(peaks.get(run) ?? 0, r.peakRssMb));
       say(`round ${round}/${rounds} ${run}: ${r.seconds.toFixed(2)} s${wrong.length > 0 ? ` — WRONG: ${wrong.join(", ")}` : ""}`);
     }
   }
@@ -176,7 +181,7 @@ const rate = new Map<RunName, number>();
 for (const [run, xs] of samples) {
   const seconds = median(xs);
   rate.set(run, Math.round(rows / seconds));
-  console.log(JSON.stringify({ bench: "compare", run, rows, seconds: Number(seconds.toFixed(3)), rowsPerSec: rate.get(run), good: want.good, bad: want.bad, samples: xs.map((x) => Number(x.toFixed(3))) }));
+  console.log(JSON.stringify({ bench: "compare", run, rows, seconds: Number(seconds.toFixed(3)), rowsPerSec: rate.get(run), good: want.good, bad: want.bad, samples: xs.map((x) => Number(x.toFixed(3))), ...(peaks.has(run) ? { peakRssMb: peaks.get(run) } : {}), ...(run.startsWith("ts-") ? { batchSize: flags.batch ? Number(flags.batch) : "default" } : {}) }));
 }
 const ratio = (a: RunName, b: number | undefined) => (rate.has(a) && b ? Number((rate.get(a)! / b).toFixed(2)) : undefined);
 const pythonBest = Math.max(rate.get("py-duckdb") ?? 0, rate.get("py-polars") ?? 0) || undefined;

@@ -1,8 +1,16 @@
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, BufferedRecordIterator, ReceivedRecord, SourceRecord } from "../sources/core/types.js";
+import type { BatchGrowth } from "./growth.js";
 
 export interface BatchLimits {
+  /** Records per batch: the base a batch starts from, and with no `growTo` the cap. */
   maxRecords: number;
+  /**
+   * The most records a cursor source's batch grows to while its source reports a backlog
+   * (BatchGrowth); unset when the user set `batchSize`, which is then a hard cap.
+   */
+  growTo?: number;
+  /** A batch's bytes (recordBytes): a record that would take it past them starts the next batch. */
   maxBytes: number;
   /** Time from the batch's first record until it is cut, whatever else arrives. */
   maxWaitMs: number;
@@ -24,9 +32,11 @@ export interface CollectedBatch {
   /** The source has no more records (end snapshot reached, or a finite source drained). */
   exhausted: boolean;
   /**
-   * Why the batch was cut. `deletes`: the next record writes a key after this batch's deletes
-   * (`SourceRecord.delete`), so it starts the next batch: in a batch every delete comes after
-   * every other record, and the lake applies the deletes last.
+   * Why the batch was cut. `bytes`: the next record would take it past `maxBytes` (it starts the
+   * next batch; a record larger than the budget makes a batch of its own). `deletes`: the next
+   * record writes a key after this batch's deletes (`SourceRecord.delete`), so it starts the next
+   * batch: in a batch every delete comes after every other record, and the lake applies the
+   * deletes last.
    */
   cut: "records" | "bytes" | "time" | "end" | "stop" | "idle" | "deletes";
 }
@@ -44,7 +54,7 @@ const STOPPED = Symbol("stopped");
  */
 export class BatchCollector {
   private pending: Promise<IteratorResult<SourceRecord>> | undefined;
-  /** A record that starts the next batch (cut `deletes`), with the cursor sampled when it arrived. */
+  /** A record that starts the next batch (cut `deletes`, or `bytes`), with the cursor sampled when it arrived. */
   private held: { record: SourceRecord; cursor: Cursor | undefined } | undefined;
   private exhausted = false;
   /** The source's synchronous way to the records it has at hand, when it has one. */
@@ -53,6 +63,8 @@ export class BatchCollector {
   constructor(
     private readonly iterator: AsyncIterator<SourceRecord>,
     private readonly cursorNow: () => Cursor | undefined,
+    /** Sizes each batch from the one before and the source's backlog; absent: `maxRecords` each. */
+    private readonly growth?: BatchGrowth,
   ) {
     const buffered = (iterator as Partial<BufferedRecordIterator>).takeBuffered;
     this.takeBuffered = buffered ? () => buffered.call(iterator) : undefined;
@@ -63,6 +75,12 @@ export class BatchCollector {
   }
 
   async next(limits: BatchLimits, stop: AbortSignal): Promise<CollectedBatch> {
+    const batch = await this.collect(limits, this.growth?.records ?? limits.maxRecords, stop);
+    await this.growth?.after(batch);
+    return batch;
+  }
+
+  private async collect(limits: BatchLimits, maxRecords: number, stop: AbortSignal): Promise<CollectedBatch> {
     const records: SourceRecord[] = [];
     let bytes = 0;
     let cursor: Cursor | undefined;
@@ -84,7 +102,7 @@ export class BatchCollector {
 
     try {
       while (true) {
-        if (records.length >= limits.maxRecords) {
+        if (records.length >= maxRecords) {
           cut = "records";
           break;
         }
@@ -140,9 +158,16 @@ export class BatchCollector {
           cut = "deletes";
           break;
         }
+        const size = recordBytes(record);
+        if (records.length > 0 && bytes + size > limits.maxBytes) {
+          // Held for the next batch, so a batch's bytes stay within the budget (I5).
+          this.held = { record, cursor: now };
+          cut = "bytes";
+          break;
+        }
         deletes ||= record.delete !== undefined;
         records.push(record);
-        bytes += recordBytes(record);
+        bytes += size;
         cursor = now;
         if (limits.yieldEvery && records.length % limits.yieldEvery === 0) await new Promise((r) => setImmediate(r));
         if (timer === undefined) {

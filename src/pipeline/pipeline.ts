@@ -5,6 +5,7 @@ import type { AckSource, CursorSource, Source, SourceLag } from "../sources/core
 import { PipelineBatch, type Validator } from "./batch.js";
 import { assertSourceServes, readModeOf, type StreamMode } from "./settings.js";
 import { ReadAhead } from "./read-ahead.js";
+import { BatchGrowth } from "./growth.js";
 import { SPANS, loadTracing, startStage } from "../observe/trace.js";
 
 /** How one stream is read, validated and written: everything a pipeline needs, opened. */
@@ -137,6 +138,7 @@ export class StreamPipeline {
       this.cursorCollector(source),
       (batch) => this.wrap(batch).startValidation(),
       (b) => b.records.length === 0,
+      (b) => b.bytes,
       this.o.stop,
     );
     this.ahead.fill(limits, depth, options.budget);
@@ -178,6 +180,7 @@ export class StreamPipeline {
     this.collector ??= new BatchCollector(
       source.read({ mode: readModeOf(this.o.mode), signal: this.reading.signal })[Symbol.asyncIterator](),
       () => source.currentCursor(),
+      BatchGrowth.of(this.o.limits, source.backlog && (() => source.backlog!())),
     );
     return this.collector;
   }

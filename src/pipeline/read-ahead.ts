@@ -3,8 +3,10 @@ import type { BatchCollector, BatchLimits, CollectedBatch } from "./collect.js";
 /**
  * Batches of a cursor source collected ahead of their write, in source order, each starting where
  * the one before ends. One collection runs at a time (the collector reads one source); it stops
- * at `depth` batches held, at the end of the source, after a batch that found nothing in time,
- * after `budget` batches, or when stopped. Whoever takes the batches writes them, one by one.
+ * at `depth` batches held, or at batches holding `maxBytes` between them (so batches grown to the
+ * budget are read ahead one at a time: memory stays near two batches' bytes), at the end of the
+ * source, after a batch that found nothing in time, after `budget` batches, or when stopped.
+ * Whoever takes the batches writes them, one by one.
  */
 export class ReadAhead<B> {
   private readonly ready: B[] = [];
@@ -21,6 +23,8 @@ export class ReadAhead<B> {
     /** Wraps a collected batch (and starts its validation). */
     private readonly wrap: (batch: CollectedBatch) => B,
     private readonly isEmpty: (batch: B) => boolean,
+    /** A batch's bytes, as `BatchLimits.maxBytes` counts them. */
+    private readonly bytesOf: (batch: B) => number,
     /** Stops collecting: the caller's stop signal, if any. */
     stop?: AbortSignal,
   ) {
@@ -43,7 +47,7 @@ export class ReadAhead<B> {
     if (this.collecting || this.failure || this.signal.aborted) return;
     let left = budget;
     const step = async (): Promise<void> => {
-      while (!this.signal.aborted && this.ready.length < depth && left > 0) {
+      while (!this.signal.aborted && this.ready.length < depth && this.heldBytes() < limits.maxBytes && left > 0) {
         this.current = this.collector.next(limits, this.signal).then((batch) => {
           const wrapped = this.wrap(batch);
           this.ready.push(wrapped);
@@ -57,6 +61,12 @@ export class ReadAhead<B> {
     this.collecting = step()
       .catch((error: unknown) => void (this.failure = { error }))
       .finally(() => void (this.collecting = undefined));
+  }
+
+  private heldBytes(): number {
+    let bytes = 0;
+    for (const b of this.ready) bytes += this.bytesOf(b);
+    return bytes;
   }
 
   /** A batch already collected, never waiting; undefined when none is held. */

@@ -35,9 +35,12 @@ export { DEFAULT_TARGET_PATH };
 
 /** How a stream cuts its batches: the options every front door takes. */
 export interface BatchOptions {
-  /** Records per batch. Default 1000. */
+  /**
+   * Records per batch, a hard cap. Unset: batches start at 1000 records and grow, while the
+   * source reports a backlog, up to 100,000 and `maxBatchBytes` (docs/streamsink.md, "Batch size").
+   */
   batchSize?: number;
-  /** Bytes per batch (raw payload, or an estimate). Default 16 MiB. */
+  /** Bytes per batch (raw payload, or an estimate), whatever its count: the memory budget. Default 2 MiB. */
   maxBatchBytes?: number;
   /** A batch is cut at most this long after its first record arrived. Default 1000 ms. */
   maxWaitMs?: number;
@@ -88,8 +91,16 @@ export interface StreamSettings {
 
 /** The one set of defaults, for every front door. */
 export const PIPELINE_DEFAULTS = Object.freeze({
+  /** Records per batch: where a batch starts, and at a source's head. */
   batchSize: 1000,
-  maxBatchBytes: 16 * 1024 * 1024,
+  /** The most records a batch grows to under a backlog when the user sets no `batchSize`. */
+  grownBatchSize: 100_000,
+  /**
+   * A batch's bytes, the bound of batches that grow: a record in memory (parsed, its raw text,
+   * validated) costs several times its raw bytes, and a file → lake drain at this budget peaks
+   * about where fixed 10,000-record batches of order events did (docs/benchmarks.md).
+   */
+  maxBatchBytes: 2 * 1024 * 1024,
   maxWaitMs: 1000,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   /** Batches read and validated while the one before is written (1 under the lean memory profile). */
@@ -184,6 +195,8 @@ export function batchLimits(options: BatchOptions): BatchLimits {
   recordLimits(options); // every stream option is checked together, when the runtime is set up
   return {
     maxRecords: positiveInt("batchSize", options.batchSize ?? PIPELINE_DEFAULTS.batchSize),
+    // A batchSize of the user's is a hard cap: only the default grows.
+    ...(options.batchSize === undefined ? { growTo: PIPELINE_DEFAULTS.grownBatchSize } : {}),
     maxBytes: positiveInt("maxBatchBytes", options.maxBatchBytes ?? PIPELINE_DEFAULTS.maxBatchBytes),
     maxWaitMs: positiveInt("maxWaitMs", options.maxWaitMs ?? PIPELINE_DEFAULTS.maxWaitMs),
   };

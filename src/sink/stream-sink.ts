@@ -307,6 +307,7 @@ export class StreamSink {
       const report: BatchReport = {
         batchId: committed.record.batchId,
         sourceCount: validated.sourceCount,
+        bytes: batch.bytes,
         goodCount: validated.goodCount,
         badCount: validated.bad.length,
         supersededCount: validated.supersededCount,

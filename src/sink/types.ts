@@ -15,6 +15,8 @@ export interface RunOptions {
 export interface BatchReport {
   batchId: number;
   sourceCount: number;
+  /** The batch's records' bytes, as `maxBatchBytes` counts them (raw payloads, or an estimate). */
+  bytes: number;
   /** Rows written to the target. */
   goodCount: number;
   /** Rows quarantined. */

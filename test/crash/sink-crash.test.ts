@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { isBadOrder } from "../../examples/orders.js";
+import { isBadOrder, writeOrderEvents } from "../../examples/orders.js";
 import { SQLiteCheckpointStore } from "../../src/checkpoint/sqlite.js";
 import { loadContract } from "../../src/contract/index.js";
 import { DuckDBTargetCheckpointStore, readQuarantine, readTable } from "../../src/lake/index.js";
@@ -72,6 +72,75 @@ function life(args: string[], plan: KillPlan): Promise<Life> {
   });
 }
 
+/**
+ * Run the child with `args` until it finishes, SIGKILLing it `minKills` times first: some kills
+ * anywhere from start-up on, some inside a batch, and (with a separate checkpoint store) every
+ * third between a write and its commit.
+ */
+async function killUntilDone(args: string[], mode: "sqlite" | "target", seed: number, minKills: number): Promise<{ kills: number; killsBetweenWriteAndCommit: number }> {
+  let kills = 0;
+  let killsBetweenWriteAndCommit = 0;
+  let finished = false;
+  let lives = 0;
+  // Deterministic "random" so a failure can be replayed.
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+
+  while (!finished) {
+    lives++;
+    expect(lives, "the child should finish once the kills stop").toBeLessThan(minKills + 20);
+    const killing = kills < minKills;
+    // With a separate checkpoint store, every third kill lands between a write and its
+    // commit. With checkpoint "target" there is no such window: rows and cursor commit together.
+    const n = 1 + Math.floor(rand() * 3);
+    const plan: KillPlan = !killing
+      ? {}
+      : kills % 5 === 4
+        ? // Anywhere from start-up to early in the run; longer lives let a fast sink finish
+          // all 50k records before the 30th kill.
+          { killAfterMs: 100 + Math.floor(rand() * 900) }
+        : mode === "sqlite" && kills % 3 === 0
+          ? { killOnWrite: n }
+          : { killAfterCommits: { count: n, delayMs: Math.floor(rand() * 25) } };
+    const result = await life(args, plan);
+    if (result.exitCode === 0) {
+      finished = true;
+      expect(result.output).toMatch(/^done /m);
+    } else if (result.signal === "SIGKILL") {
+      kills++;
+      if (result.killedAfterWrite) killsBetweenWriteAndCommit++;
+    } else {
+      throw new Error(`child failed on its own (exit ${result.exitCode}):\n${result.output}`);
+    }
+  }
+  expect(kills).toBeGreaterThanOrEqual(minKills);
+  return { kills, killsBetweenWriteAndCommit };
+}
+
+/** Every good record in the target once, every bad one in quarantine once (by `indexOf` its position). */
+async function expectEachOnce(lake: string, records: number, indexOf: (position: unknown) => number): Promise<void> {
+  const contract = await loadContract(contractPath);
+  const good = await readTable(contract, { targetPath: lake });
+  const bad = await readQuarantine(contract, { targetPath: lake });
+
+  const expectedGood = new Set<number>();
+  const expectedBad = new Set<number>();
+  for (let i = 0; i < records; i++) (isBadOrder(i) ? expectedBad : expectedGood).add(i);
+
+  // Every good id exactly once.
+  const goodIds = good.map((r) => Number(r.order_id));
+  expect(goodIds.length).toBe(expectedGood.size);
+  expect(new Set(goodIds).size).toBe(goodIds.length);
+  for (const id of goodIds) expect(expectedGood.has(id)).toBe(true);
+
+  // Every bad record in quarantine exactly once (identified by its source position).
+  const badPositions = bad.map((r) => indexOf(r.position));
+  expect(badPositions.length).toBe(expectedBad.size);
+  expect(new Set(badPositions)).toEqual(expectedBad);
+
+  // in = good + quarantined
+  expect(goodIds.length + badPositions.length).toBe(records);
+}
+
 describe.each(["sqlite", "target"] as const)("StreamSink under SIGKILL (checkpoint: %s)", (mode) => {
   it(
     `loses nothing and duplicates nothing over ${RECORDS} records and at least ${MIN_KILLS} kills`,
@@ -82,66 +151,9 @@ describe.each(["sqlite", "target"] as const)("StreamSink under SIGKILL (checkpoi
       const ckpt = join(dir, "checkpoints.sqlite");
       const args = [lake, ckpt, String(RECORDS), String(BATCH), mode];
 
-      let kills = 0;
-      let killsBetweenWriteAndCommit = 0;
-      let finished = false;
-      let lives = 0;
-      // Deterministic "random" so a failure can be replayed.
-      let seed = mode === "sqlite" ? 7 : 11;
-      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-
-      while (!finished) {
-        lives++;
-        expect(lives, "the child should finish once the kills stop").toBeLessThan(MIN_KILLS + 20);
-        const killing = kills < MIN_KILLS;
-        // With a separate checkpoint store, every third kill lands between a write and its
-        // commit. With checkpoint "target" there is no such window: rows and cursor commit together.
-        const n = 1 + Math.floor(rand() * 3);
-        const plan: KillPlan = !killing
-          ? {}
-          : kills % 5 === 4
-            ? // Anywhere from start-up to early in the run; longer lives let a fast sink finish
-              // all 50k records before the 30th kill.
-              { killAfterMs: 100 + Math.floor(rand() * 900) }
-            : mode === "sqlite" && kills % 3 === 0
-              ? { killOnWrite: n }
-              : { killAfterCommits: { count: n, delayMs: Math.floor(rand() * 25) } };
-        const result = await life(args, plan);
-        if (result.exitCode === 0) {
-          finished = true;
-          expect(result.output).toMatch(/^done /m);
-        } else if (result.signal === "SIGKILL") {
-          kills++;
-          if (result.killedAfterWrite) killsBetweenWriteAndCommit++;
-        } else {
-          throw new Error(`child failed on its own (exit ${result.exitCode}):\n${result.output}`);
-        }
-      }
-
-      expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
+      const { killsBetweenWriteAndCommit } = await killUntilDone(args, mode, mode === "sqlite" ? 7 : 11, MIN_KILLS);
       if (mode === "sqlite") expect(killsBetweenWriteAndCommit).toBeGreaterThanOrEqual(5);
-
-      const contract = await loadContract(contractPath);
-      const good = await readTable(contract, { targetPath: lake });
-      const bad = await readQuarantine(contract, { targetPath: lake });
-
-      const expectedGood = new Set<number>();
-      const expectedBad = new Set<number>();
-      for (let i = 0; i < RECORDS; i++) (isBadOrder(i) ? expectedBad : expectedGood).add(i);
-
-      // Every good id exactly once.
-      const goodIds = good.map((r) => Number(r.order_id));
-      expect(goodIds.length).toBe(expectedGood.size);
-      expect(new Set(goodIds).size).toBe(goodIds.length);
-      for (const id of goodIds) expect(expectedGood.has(id)).toBe(true);
-
-      // Every bad record in quarantine exactly once (identified by its source position).
-      const badPositions = bad.map((r) => Number(r.position));
-      expect(badPositions.length).toBe(expectedBad.size);
-      expect(new Set(badPositions)).toEqual(expectedBad);
-
-      // in = good + quarantined
-      expect(goodIds.length + badPositions.length).toBe(RECORDS);
+      await expectEachOnce(lake, RECORDS, Number);
 
       // The checkpoint cursor is at the end.
       const store = mode === "sqlite" ? new SQLiteCheckpointStore(ckpt) : DuckDBTargetCheckpointStore.forLake(lake);
@@ -153,4 +165,33 @@ describe.each(["sqlite", "target"] as const)("StreamSink under SIGKILL (checkpoi
     },
     15 * 60_000,
   );
+});
+
+/**
+ * The same proof over a file with batches that grow (no batchSize): each life starts again at
+ * 1,000 records and grows, so a batch written but not committed is read again at another size.
+ */
+describe("StreamSink under SIGKILL, a file with growing batches (checkpoint: sqlite)", () => {
+  const records = 60_000;
+  const minKills = 12;
+  it(`loses nothing and duplicates nothing over ${records} lines and at least ${minKills} kills`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ll-crash-file-"));
+    dirs.push(dir);
+    const file = join(dir, "orders.ndjson");
+    await writeOrderEvents(file, records);
+    const lake = join(dir, "lake");
+    const ckpt = join(dir, "checkpoints.sqlite");
+    // 400 kB: batches of 1,000, 2,000, then about 2,200 lines (the budget binds).
+    const args = [lake, ckpt, String(records), "grow:400000", "sqlite", file];
+
+    const { killsBetweenWriteAndCommit } = await killUntilDone(args, "sqlite", 5, minKills);
+    expect(killsBetweenWriteAndCommit).toBeGreaterThanOrEqual(2);
+    await expectEachOnce(lake, records, (p) => (typeof p === "string" ? (JSON.parse(p) as { line: number }) : (p as { line: number })).line - 1);
+
+    const store = new SQLiteCheckpointStore(ckpt);
+    const rec = await store.load("stream::orders");
+    await store.close();
+    expect(rec?.cursor).toMatchObject({ offset: statSync(file).size, line: records });
+    expect(rec?.totals.sourceCount).toBe(records);
+  }, 15 * 60_000);
 });

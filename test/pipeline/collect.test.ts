@@ -1,6 +1,7 @@
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BatchCollector, recordBytes } from "../../src/pipeline/collect.js";
+import { BatchGrowth } from "../../src/pipeline/growth.js";
 import type { SourceRecord } from "../../src/sources/core/types.js";
 
 /** A source whose records arrive when the test pushes them: a quiet stream on demand. */
@@ -72,13 +73,22 @@ describe("BatchCollector", () => {
     expect(b.cursor).toBe(2);
   });
 
-  it("cuts by bytes", async () => {
+  it("cuts by bytes before the record that would pass them, which starts the next batch with its cursor", async () => {
     const src = pushSource();
-    src.push("a".repeat(100), "b".repeat(100), "c");
+    src.push("a".repeat(100), "b".repeat(40), "c".repeat(100), "d", "e".repeat(300));
     const c = new BatchCollector(src.iterator, src.cursor);
-    const b = await c.next({ maxRecords: 100, maxBytes: 150, maxWaitMs: 60_000 }, never);
-    expect(b.records).toHaveLength(2);
-    expect(b.cut).toBe("bytes");
+    const limits = { maxRecords: 100, maxBytes: 150, maxWaitMs: 60_000 };
+    const first = await c.next(limits, never);
+    expect(first.records.map((r) => String(r.value)[0])).toEqual(["a", "b"]);
+    expect(first).toMatchObject({ cut: "bytes", bytes: 144, cursor: 2 });
+    const second = await c.next(limits, never);
+    expect(second.records.map((r) => String(r.value)[0])).toEqual(["c", "d"]);
+    expect(second).toMatchObject({ cut: "bytes", bytes: 105, cursor: 4 });
+    // A record larger than the budget is a batch of its own.
+    src.end();
+    const third = await c.next(limits, never);
+    expect(third.records.map((r) => String(r.value)[0])).toEqual(["e"]);
+    expect(third.cursor).toBe(5);
   });
 
   it("flushes a quiet stream on its timer, and the pending read carries into the next batch", async () => {
@@ -279,5 +289,75 @@ describe("BatchCollector", () => {
     expect(recordBytes({ value: {}, raw: "abcd" })).toBe(4);
     expect(recordBytes({ value: {}, raw: new Uint8Array(7) })).toBe(7);
     expect(recordBytes({ value: { a: "xy" } })).toBeGreaterThan(4);
+  });
+});
+
+describe("BatchCollector with BatchGrowth", () => {
+  const limits = { maxRecords: 10, growTo: 80, maxBytes: 1e9, maxWaitMs: 50 };
+  const sizes = async (c: BatchCollector, n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await c.next(limits, never)).records.length);
+    return out;
+  };
+
+  it("doubles a batch while the source reports a base batch more waiting, up to growTo, and shrinks to the base at the head", async () => {
+    vi.useFakeTimers();
+    const src = pushSource();
+    const waiting = () => ({ records: pushed - src.cursor() });
+    let pushed = 0;
+    const push = (n: number) => {
+      src.push(...Array.from({ length: n }, (_, i) => pushed + i));
+      pushed += n;
+    };
+    const c = new BatchCollector(src.iterator, src.cursor, BatchGrowth.of(limits, waiting));
+    push(300);
+    // 10, 20, 40, 80 (growTo), 80: then 70 left, taken by a batch of 80 that waits for more.
+    expect(await sizes(c, 5)).toEqual([10, 20, 40, 80, 80]);
+    const head = watch(c.next(limits, never));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await head.promise).toMatchObject({ cut: "time" });
+    expect((await head.promise).records).toHaveLength(70);
+    // At the head: the next batch is the base again, and grows again with a backlog.
+    push(100);
+    expect(await sizes(c, 3)).toEqual([10, 20, 40]);
+    const tail = watch(c.next(limits, never));
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await tail.promise).records).toHaveLength(30);
+    // Less than a base batch waiting after a full batch: back to the base.
+    push(15);
+    expect(await sizes(c, 1)).toEqual([10]);
+    expect(waiting().records).toBe(5);
+    push(20);
+    expect(await sizes(c, 1)).toEqual([10]);
+  });
+
+  it("keeps the base size without growTo (a batchSize the user set) or a backlog report", async () => {
+    const src = pushSource();
+    src.push(...Array.from({ length: 100 }, (_, i) => i));
+    expect(BatchGrowth.of({ maxRecords: 10, maxBytes: 1e9, maxWaitMs: 50 }, () => ({ records: 1e6 }))).toBeUndefined();
+    expect(BatchGrowth.of(limits, undefined)).toBeUndefined();
+    const c = new BatchCollector(src.iterator, src.cursor, undefined);
+    expect(await sizes(c, 3)).toEqual([10, 10, 10]);
+  });
+
+  it("grows by bytes waiting, and a batch's bytes stay within maxBytes whatever its count", async () => {
+    const src = pushSource();
+    src.push(...Array.from({ length: 200 }, () => "x".repeat(8))); // 10 bytes each (JSON quotes)
+    const budget = { ...limits, maxBytes: 350 };
+    const c = new BatchCollector(src.iterator, src.cursor, BatchGrowth.of(budget, () => ({ bytes: (200 - src.cursor()) * 10 })));
+    const got: Array<{ n: number; bytes: number; cut: string }> = [];
+    for (let i = 0; i < 6; i++) {
+      const b = await c.next(budget, never);
+      got.push({ n: b.records.length, bytes: b.bytes, cut: b.cut });
+    }
+    expect(got.map((b) => b.n)).toEqual([10, 20, 35, 35, 35, 35]);
+    expect(got.slice(2).every((b) => b.cut === "bytes" && b.bytes <= 350)).toBe(true);
+  });
+
+  it("sizes each batch from the backlog after the one before, also when a pageFull source cannot count it", async () => {
+    const src = pushSource();
+    src.push(...Array.from({ length: 100 }, (_, i) => i));
+    const c = new BatchCollector(src.iterator, src.cursor, BatchGrowth.of(limits, () => ({ records: 0, pageFull: src.cursor() < 60 })));
+    expect(await sizes(c, 4)).toEqual([10, 20, 40, 10]);
   });
 });

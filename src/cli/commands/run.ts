@@ -35,7 +35,7 @@ Options:
       --reset-checkpoint      start over from the checkpoint's position even though the lake
                               already holds later batches of this stream (a lost checkpoint)
       --target-path DIR       the lake directory (default: the contract's, else ./lake)
-      --batch-size N          records per batch (default ${PIPELINE_DEFAULTS.batchSize})
+      --batch-size N          records per batch, a hard cap (default: ${PIPELINE_DEFAULTS.batchSize}, growing while the source is behind)
       --max-wait-ms N         cut a batch this long after its first record (default ${PIPELINE_DEFAULTS.maxWaitMs})
       --max-record-bytes N    quarantine records larger than this (default ${PIPELINE_DEFAULTS.maxRecordBytes})
       --max-batches N         stop after N batches

@@ -67,7 +67,11 @@ export const STREAM_OPTIONS = {
     description:
       "Where the read position is kept: a SQLite file (`.sqlite` is added to a path without `.sqlite`/`.db`) or an object-store URI. Default `$LAKELOGIC_CHECKPOINT_ROOT/<dataset>`, else `_checkpoints/<dataset>.sqlite` beside the contract. `--checkpoint` overrides it.",
   },
-  batchSize: { type: "integer", min: 1, description: "Records per batch (default 1000). `--batch-size` overrides it." },
+  batchSize: {
+    type: "integer",
+    min: 1,
+    description: "Records per batch, a hard cap. Unset, batches start at 1000 records and grow under a backlog (docs/streamsink.md, \"Batch size\"). `--batch-size` overrides it.",
+  },
   trigger: {
     type: "string",
     description:

@@ -47,6 +47,20 @@ export interface SourceLag {
 }
 
 /**
+ * What waits to be read right after the records handed out so far, as far as the source knows it
+ * without a round trip to its server (an estimate). A batch grows while a batch's worth more waits
+ * (src/pipeline/growth.ts).
+ */
+export interface SourceBacklog {
+  /** Records waiting (Kafka: the high watermarks of the last fetch less the cursor). */
+  records?: number;
+  /** Bytes waiting (a file: its size, or a drain's end, less the cursor's offset). */
+  bytes?: number;
+  /** The source cannot count what waits but its last page came back full: more follows at once (a keyset backfill). */
+  pageFull?: boolean;
+}
+
+/**
  * A source with a native, replayable position. The sink seeks to the committed cursor, reads,
  * and after each commit stores `currentCursor()` — which must describe exactly the records
  * yielded so far, never records that were prefetched but not yet yielded.
@@ -93,6 +107,12 @@ export interface CursorSource {
   /** Called after each commit with the committed cursor (e.g. Kafka group commit). */
   committed?(cursor: Cursor): Promise<void>;
   lag?(): Promise<SourceLag | undefined>;
+  /**
+   * What waits after the records handed out so far (SourceBacklog), asked after each batch is
+   * cut: while a batch's worth more waits, the next batch may grow (docs/streamsink.md, "Batch
+   * size"). Cheap: no round trip to a server. Absent: batches keep their base size.
+   */
+  backlog?(): SourceBacklog | undefined | Promise<SourceBacklog | undefined>;
   close?(): Promise<void>;
 }
 

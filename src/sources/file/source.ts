@@ -2,7 +2,7 @@ import { isAscii, isUtf8 } from "node:buffer";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Cursor } from "../../checkpoint/types.js";
 import { ConfigError } from "../../errors.js";
-import type { BufferedRecordIterator, CursorSource, ReadOptions, SourceLag, SourceRecord } from "../core/types.js";
+import type { BufferedRecordIterator, CursorSource, ReadOptions, SourceBacklog, SourceLag, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
 import { fileSpec, type FileSourceOptions } from "./spec.js";
 import { CursorMismatchError } from "../core/errors.js";
@@ -161,6 +161,14 @@ export class FileSource implements CursorSource {
     let bytes = here && (file.id === undefined || sameFile(here.id, file.id)) ? Math.max(0, here.size - this.position.offset) : 0;
     if (file.kind !== "live") bytes += (await statFile(this.path))?.size ?? 0;
     return { bytes };
+  }
+
+  /** Bytes after the cursor: to a drain's end in the file being read (no syscall), else to the files' sizes (`lag`). */
+  backlog(): SourceBacklog | Promise<SourceLag | undefined> {
+    const end = this.end;
+    const file = this.file;
+    if (end && file && (end.id === undefined || sameFile(end.id, file.id))) return { bytes: Math.max(0, end.offset - this.position.offset) };
+    return this.lag();
   }
 
   read(options: ReadOptions): AsyncIterable<SourceRecord> {

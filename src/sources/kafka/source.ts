@@ -2,7 +2,7 @@
 import type { Consumer, EachBatchPayload } from "kafkajs";
 import type { Cursor } from "../../checkpoint/types.js";
 import { settledWithin, sleep } from "../../util/wait.js";
-import type { CursorSource, ReadOptions, RunMode, SourceLag, SourceRecord } from "../core/types.js";
+import type { CursorSource, ReadOptions, RunMode, SourceBacklog, SourceLag, SourceRecord } from "../core/types.js";
 import { KafkaClients } from "./client.js";
 import { PartitionOffsets, cursorProgress, decodeCursor, encodeCursor, type KafkaCursor } from "./cursor.js";
 import { causeOf, messageOf } from "./errors.js";
@@ -150,6 +150,18 @@ export class KafkaOffsetSource implements CursorSource {
   }
 
   async lag(): Promise<SourceLag | undefined> {
+    const records = this.backlog()?.records;
+    if (records === undefined) return undefined;
+    const head = this.buffer.head();
+    const ts = head ? Number(head.meta?.timestamp) : NaN;
+    return Number.isFinite(ts) ? { records, oldestAgeMs: Math.max(0, Date.now() - ts) } : { records };
+  }
+
+  /**
+   * Messages after the cursor in the partitions this member owns, from the high watermarks the
+   * last fetches reported (no round trip): what `lag` counts.
+   */
+  backlog(): SourceBacklog | undefined {
     let records = 0;
     let known = false;
     for (const p of this.membership.partitions()) {
@@ -159,10 +171,7 @@ export class KafkaOffsetSource implements CursorSource {
       known = true;
       records += Math.max(0, hw - at);
     }
-    if (!known) return undefined;
-    const head = this.buffer.head();
-    const ts = head ? Number(head.meta?.timestamp) : NaN;
-    return Number.isFinite(ts) ? { records, oldestAgeMs: Math.max(0, Date.now() - ts) } : { records };
+    return known ? { records } : undefined;
   }
 
   /**

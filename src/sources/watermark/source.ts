@@ -1,5 +1,5 @@
 import type { Cursor } from "../../checkpoint/types.js";
-import type { CursorSource, ReadOptions, SourceRecord } from "../core/types.js";
+import type { CursorSource, ReadOptions, SourceBacklog, SourceRecord } from "../core/types.js";
 import { sleep } from "../../util/wait.js";
 import { SourceBusyError } from "../core/errors.js";
 import { KeysetChecks, type TieGroup } from "./checks.js";
@@ -84,6 +84,8 @@ export class WatermarkChunkSource implements CursorSource {
   /** `null` = snapshot taken and the table was empty; `undefined` = no snapshot. */
   private end: WatermarkPosition | null | undefined;
   private reading = false;
+  /** The page being handed out: its rows not handed out yet, and whether it came back full. */
+  private page: { left: number; full: boolean } | undefined;
 
   /** The Python form: `fetchChunk(after, limit)`, `after` the last watermark value (undefined at first). */
   constructor(fetchChunk: FetchChunk, options: WatermarkValueOptions);
@@ -126,6 +128,12 @@ export class WatermarkChunkSource implements CursorSource {
     return this.iterate(options);
   }
 
+  /** The rows of the page not handed out yet; a page that came back full says more follows (a backfill). */
+  backlog(): SourceBacklog | undefined {
+    const page = this.page;
+    return page && (page.full ? { records: page.left, pageFull: true } : { records: page.left });
+  }
+
   private async *iterate({ mode, signal }: ReadOptions): AsyncGenerator<SourceRecord> {
     if (this.reading) throw new SourceBusyError(`${this.description}: read() is already running; one reader at a time`);
     this.reading = true;
@@ -138,6 +146,7 @@ export class WatermarkChunkSource implements CursorSource {
         if (chunk === aborted) return;
         const { rows, positions, start, end, full } = chunk;
         this.ahead = positions[start];
+        const page = (this.page = { left: end - start, full });
         for (let i = start; i < end; i++) {
           const position = positions[i]!;
           // With ties allowed the cursor moves only at the last row of a tie group, so a
@@ -151,6 +160,7 @@ export class WatermarkChunkSource implements CursorSource {
           // Stopping at the snapshot row itself also holds I7 for a fetchChunk that ignores `until`.
           const last = moves && until !== undefined && samePosition(position, until);
           this.ahead = last ? undefined : positions[i + 1];
+          page.left = end - i - 1;
           yield { value: rows[i], position: copy(position) };
           if (signal.aborted || last) return;
         }
@@ -165,6 +175,7 @@ export class WatermarkChunkSource implements CursorSource {
       }
     } finally {
       this.reading = false;
+      this.page = undefined;
     }
   }
 
