@@ -267,8 +267,10 @@ describe.skipIf(!server)("postgres source on PostgreSQL", () => {
     const target = join(tmp, "lake-cli");
     const checkpoint = join(tmp, "ck-cli.sqlite");
     const code = await main(["run", file, "--checkpoint", checkpoint, "--target-path", target, "--json"], out);
-    // Nothing on stderr but the per-batch log lines.
-    expect(stderr.split("\n").filter((l) => l !== "" && !l.includes(" INFO  batch committed "))).toEqual([]);
+    // Nothing on stderr but the start line and the per-batch log lines.
+    const lines = stderr.split("\n").filter((l) => l !== "");
+    expect(lines.filter((l) => l.includes(" INFO  stream started "))).toHaveLength(1);
+    expect(lines.filter((l) => !l.includes(" INFO  batch committed ") && !l.includes(" INFO  stream started "))).toEqual([]);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ sourceCount: 10, goodCount: 9, badCount: 1 });
     stdout = "";

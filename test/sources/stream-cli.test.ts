@@ -82,8 +82,10 @@ describe("lakelogic run --var", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/events_file/);
     const r = await run(file, "--var", `events_file=${events}`, "--checkpoint", "memory", "--target-path", join(tmp, "lake-var"), "--batch-size", "10");
-    // Nothing on stderr but the per-batch log lines.
-    expect(r.stderr.split("\n").filter((l) => l !== "" && !l.includes(" INFO  batch committed "))).toEqual([]);
+    // Nothing on stderr but the start line and the per-batch log lines.
+    const lines = r.stderr.split("\n").filter((l) => l !== "");
+    expect(lines.filter((l) => l.includes(" INFO  stream started "))).toHaveLength(1);
+    expect(lines.filter((l) => !l.includes(" INFO  batch committed ") && !l.includes(" INFO  stream started "))).toEqual([]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ sourceCount: 30, batches: 3 });
     const bad = await run(file, "--var", "=x");
