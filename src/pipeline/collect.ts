@@ -1,6 +1,5 @@
 import type { Cursor } from "../checkpoint/types.js";
 import type { AckSource, BufferedRecordIterator, ReceivedRecord, SourceRecord } from "../sources/core/types.js";
-import type { BatchGrowth } from "./growth.js";
 
 export interface BatchLimits {
   /** Records per batch: the base a batch starts from, and with no `growTo` the cap. */
@@ -52,6 +51,12 @@ const STOPPED = Symbol("stopped");
  * record, its cursor can run ahead of what was yielded; hence the cursor is sampled right after
  * each record arrives (`cursorNow`), never at cut time.
  */
+/** What sizes each batch (./growth.ts's BatchGrowth): the next batch's records, told of each batch cut. */
+export interface BatchSizer {
+  readonly records: number;
+  after(batch: CollectedBatch): Promise<void>;
+}
+
 export class BatchCollector {
   private pending: Promise<IteratorResult<SourceRecord>> | undefined;
   /** A record that starts the next batch (cut `deletes`, or `bytes`), with the cursor sampled when it arrived. */
@@ -64,7 +69,7 @@ export class BatchCollector {
     private readonly iterator: AsyncIterator<SourceRecord>,
     private readonly cursorNow: () => Cursor | undefined,
     /** Sizes each batch from the one before and the source's backlog; absent: `maxRecords` each. */
-    private readonly growth?: BatchGrowth,
+    private readonly growth?: BatchSizer,
   ) {
     const buffered = (iterator as Partial<BufferedRecordIterator>).takeBuffered;
     this.takeBuffered = buffered ? () => buffered.call(iterator) : undefined;

@@ -1,5 +1,5 @@
 import type { SourceBacklog } from "../sources/core/types.js";
-import type { BatchLimits, CollectedBatch } from "./collect.js";
+import type { BatchLimits, BatchSizer, CollectedBatch } from "./collect.js";
 
 /**
  * How many records the next batch of a cursor source takes. Every batch pays a fixed cost (a
@@ -21,7 +21,7 @@ import type { BatchLimits, CollectedBatch } from "./collect.js";
  * committed before a crash is read again no larger than it was (as large when bytes cut it),
  * unless `maxWaitMs` had cut it short: its remaining records come in the next batch.
  */
-export class BatchGrowth {
+export class BatchGrowth implements BatchSizer {
   private size: number;
 
   constructor(
