@@ -266,7 +266,7 @@ def op_inspect(m):
     if dt is None:
         return {"exists": False}
     schema = json.loads(dt.schema().to_json())
-    wanted, commits, limit = m.get("commits", 10), [], 16
+    wanted, limit = m.get("commits", 10), 16
     while True:
         history = dt.history(limit)
         commits = []
@@ -302,9 +302,6 @@ class Readers:
 
     def __init__(self):
         self.rows = {}
-
-    def table(self, uri, storage):
-        return table(uri, storage)
 
     def version_rows(self, uri, storage, fs, version, types):
         cached = self.rows.get(uri)
@@ -416,7 +413,7 @@ def plain_timestamps(t):
 
 
 def op_latest(m):
-    dt = READERS.table(m["uri"], m.get("storage"))
+    dt = table(m["uri"], m.get("storage"))
     return {"version": None if dt is None else dt.version()}
 
 
@@ -427,7 +424,7 @@ def op_changes(m):
     in the same order every time (changed_rows), so a read resumes exactly. `scanned` is the
     last version looked at whole."""
     uri, storage = m["uri"], m.get("storage")
-    dt = READERS.table(uri, storage)
+    dt = table(uri, storage)
     if dt is None:
         return {"rows": 0, "scanned": -1}
     if (dt.metadata().configuration or {}).get("delta.columnMapping.mode", "none") != "none":

@@ -118,8 +118,11 @@ export async function acquireDatabase(path: string): Promise<Database> {
           if (/failed to set config/i.test(message)) throw (await refusedSetting()) ?? e;
           // DuckDB takes an OS lock on the file: one writing process at a time.
           if (/lock/i.test(message)) {
+            // DuckDB's message names the holder: "Conflicting lock is held in <program> (PID <n>)".
+            const held = /held in (.+?) \(PID (\d+)\)/.exec(message);
             throw new LakeBusyError(
               `${path} is open in another process (DuckDB allows one process per database file; stop the other writer or reader first): ${message}`,
+              held ? { program: held[1]!, pid: Number(held[2]) } : undefined,
             );
           }
           throw e;

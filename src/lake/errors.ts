@@ -13,9 +13,18 @@ export class LakeWriteError extends LakeLogicError {
   }
 }
 
+/** The process holding a lake's lock, as the lock's owner says it (DuckDB names it). */
+export interface LakeHolder {
+  pid: number;
+  program: string;
+}
+
 /** Another live writer holds the dataset (one writer per table); it may let go. */
 export class LakeBusyError extends LakeLogicError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly holder?: LakeHolder,
+  ) {
     super("LAKE_BUSY", message);
   }
 }

@@ -51,6 +51,6 @@ export {
   type QuarantineGroup,
 } from "./inspect.js";
 export { checkLakeLocation, describeTarget, isUri, joinLocation, resolveLakeConfig, LAKE_FORMATS, SHARED_FORMATS, type LakeConfig, DEFAULT_TARGET_PATH, DUCKDB_FILE, CHECKPOINT_TABLE } from "./config.js";
-export { LakeBusyError, LakeWriteError, TableContractError, type TableChange } from "./errors.js";
+export { LakeBusyError, LakeWriteError, TableContractError, type LakeHolder, type TableChange } from "./errors.js";
 export { quarantineIds } from "./quarantine.js";
 export type { LakeCommit, LakeWriter, QuarantineRow, StoredQuarantineRow, WriteRequest, WriteResult, WriteStream } from "./types.js";

@@ -169,8 +169,7 @@ async function busyExplained<T>(file: string, read: () => Promise<T>): Promise<T
     return await read();
   } catch (e) {
     if (!(e instanceof LakeBusyError)) throw e;
-    const holder = /held in (.+?) \(PID (\d+)\)/.exec(e.message);
-    const who = holder ? `process ${holder[2]} (${holder[1]})` : "another process";
+    const who = e.holder ? `process ${e.holder.pid} (${e.holder.program})` : "another process";
     throw new LakeBusyError(
       `the DuckDB lake file ${file} is locked by ${who}, most likely a stream writing it: DuckDB lets one process open ` +
         "a database file, even to read it. To look anyway, stop the stream (it resumes from its checkpoint), or copy " +

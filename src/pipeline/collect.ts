@@ -43,6 +43,12 @@ export interface CollectedBatch {
 const TIMEOUT = Symbol("timeout");
 const STOPPED = Symbol("stopped");
 
+/** What sizes each batch (./growth.ts's BatchGrowth): the next batch's records, told of each batch cut. */
+export interface BatchSizer {
+  readonly records: number;
+  after(batch: CollectedBatch): Promise<void>;
+}
+
 /**
  * Cuts an async stream of records into batches by count, bytes and a real timer.
  *
@@ -51,12 +57,6 @@ const STOPPED = Symbol("stopped");
  * record, its cursor can run ahead of what was yielded; hence the cursor is sampled right after
  * each record arrives (`cursorNow`), never at cut time.
  */
-/** What sizes each batch (./growth.ts's BatchGrowth): the next batch's records, told of each batch cut. */
-export interface BatchSizer {
-  readonly records: number;
-  after(batch: CollectedBatch): Promise<void>;
-}
-
 export class BatchCollector {
   private pending: Promise<IteratorResult<SourceRecord>> | undefined;
   /** A record that starts the next batch (cut `deletes`, or `bytes`), with the cursor sampled when it arrived. */

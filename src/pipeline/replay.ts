@@ -154,22 +154,22 @@ class PendingRowsSource implements CursorSource {
     return Promise.resolve();
   }
 
-  currentCursor(): Cursor | undefined {
-    const last = this.records[this.taken - 1];
+  /** The position after the first `n` rows: the last one's quarantine id. */
+  private cursorAfter(n: number): Cursor {
+    const last = this.records[n - 1];
     return last === undefined ? null : { quarantineId: (last.position as { quarantineId: string }).quarantineId };
   }
 
-  endCursor(): Promise<Cursor | undefined> {
-    const last = this.records[this.records.length - 1];
-    return Promise.resolve(last === undefined ? null : { quarantineId: (last.position as { quarantineId: string }).quarantineId });
+  currentCursor(): Cursor {
+    return this.cursorAfter(this.taken);
+  }
+
+  endCursor(): Promise<Cursor> {
+    return Promise.resolve(this.cursorAfter(this.records.length));
   }
 
   async *read(): AsyncIterable<SourceRecord> {
-    while (this.taken < this.records.length) {
-      const r = this.records[this.taken]!;
-      this.taken++;
-      yield await Promise.resolve(r);
-    }
+    while (this.taken < this.records.length) yield this.records[this.taken++]!;
   }
 }
 
