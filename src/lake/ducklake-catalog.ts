@@ -99,6 +99,11 @@ export async function attachDuckLake(location: DuckLakeLocation, env: NodeJS.Pro
   };
 }
 
+/** A rival created the new catalog's tables between DuckLake's check and its CREATE TABLE. */
+function lostCatalogCreation(e: unknown): boolean {
+  return /Failed to initialize DuckLake[\s\S]*already exists/i.test((e as Error)?.message ?? "");
+}
+
 async function attachedInstance(location: DuckLakeLocation, env: NodeJS.ProcessEnv): Promise<DuckDBInstance> {
   const instance = await DuckDBInstance.create(":memory:", { ...extensionOptions(env), threads: "1" });
   const conn = await instance.connect();
@@ -109,13 +114,15 @@ async function attachedInstance(location: DuckLakeLocation, env: NodeJS.ProcessE
   if (!isUri(location.dataPath)) mkdirSync(location.dataPath, { recursive: true });
   if (!sharedCatalog(location)) mkdirSync(dirname(location.catalog), { recursive: true });
   const attach = `ATTACH ${quoteString(`ducklake:${location.catalog}`)} AS ${LAKE_ALIAS} (DATA_PATH ${quoteString(location.dataPath)})`;
-  // The first writers of a new PostgreSQL catalog race to create its tables: the losers attach again.
+  // The first writers of a new PostgreSQL catalog race to create its tables: the losers (a
+  // duplicate key, or PostgreSQL's "relation … already exists" for a table a rival's CREATE
+  // TABLE made first) attach again, and find the catalog made.
   for (let attempt = 1; ; attempt++) {
     try {
       await conn.run(attach);
       break;
     } catch (e) {
-      if (attempt < 5 && isConflict(e)) continue;
+      if (attempt < 5 && (isConflict(e) || lostCatalogCreation(e))) continue;
       const message = redactText((e as Error).message);
       const stored = /does not match existing data path in the catalog "([^"]*)"/.exec(message)?.[1];
       if (stored !== undefined) {
