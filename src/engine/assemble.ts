@@ -295,8 +295,6 @@ export function assemble(
   plan: Plan,
   enc: EncodedBatch,
   out: EngineOutput | undefined,
-  /** Called before the good rows are built from the records (records given as text decode then). */
-  beforeRows?: () => void,
 ): ValidationResult {
   const checks = plan.checks;
   // ── bad rows, merged in arrival order ──
@@ -347,12 +345,8 @@ export function assemble(
   if (out && typeof out.goodColumns === "function") {
     // Built on first access (and kept): a stream's writer may never need row objects.
     let rows: Row[] | undefined;
-    defineLazy(result, "good", () => {
-      if (!rows) beforeRows?.();
-      return (rows ??= buildRows(records, plan, enc, out, engineBad));
-    });
+    defineLazy(result, "good", () => (rows ??= buildRows(records, plan, enc, out, engineBad)));
   } else {
-    beforeRows?.();
     result.good = out ? buildRows(records, plan, enc, out, engineBad) : [];
   }
   // GoodColumns stand for the rows only when the rows are exactly the contract's fields.

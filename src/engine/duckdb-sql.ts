@@ -6,7 +6,6 @@
 import { rowRuleSql } from "../contract/sql-bind.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { duckdbMeasure } from "./dataset-measure.js";
-import { jsonLinesInput } from "./duckdb-json.js";
 import type { EncodedBatch } from "./encode.js";
 import type { Expr, Layer } from "./ir.js";
 import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
@@ -127,13 +126,12 @@ const payloadKey = (k: number): string => `c${k}`;
  * The batch as the statement's one parameter, spelt one member (unknown keys, tag words, one text
  * column per field) at a time with `pause()` between them (see encodeBatchInSlices).
  */
-export async function batchPayload(plan: Plan, enc: EncodedBatch, pause?: () => Promise<void>, positions?: readonly number[]): Promise<string> {
-  const members: Array<[string, ReadonlyArray<string | number | null>]> = [
+export async function batchPayload(plan: Plan, enc: EncodedBatch, pause?: () => Promise<void>): Promise<string> {
+  const members: Array<[string, Array<string | number | null>]> = [
     ["u", enc.unknown],
-    ...(positions ? [["i", positions] as [string, readonly number[]]] : []),
-    ...enc.tags.map((t, w): [string, readonly number[]] => [`t${w}`, t]),
+    ...enc.tags.map((t, w): [string, number[]] => [`t${w}`, t]),
     // Numbers in a text column are read back as their text (from_json into VARCHAR).
-    ...plan.fields.map((f): [string, ReadonlyArray<string | number | null>] => [payloadKey(f.k), enc.columns[f.k]!]),
+    ...plan.fields.map((f): [string, Array<string | number | null>] => [payloadKey(f.k), enc.columns[f.k]!]),
   ];
   // The braces go in with the members: one join makes one flat string, which the binding reads
   // as it is (wrapping the join in a template makes a rope that is copied once more to be read).
@@ -153,34 +151,23 @@ export interface StatementOptions {
   keys?: boolean;
   /** `false`: no dataset measures (`ds` is empty); a number: only that dataset rule's measure, as the one value selected. */
   measures?: false | number;
-  /**
-   * Besides the batch document `$1` (whose member `i` then gives its rows' positions), records
-   * as JSON text: `$2` the lines joined by newlines, `$3` their positions (duckdb-json.ts).
-   */
-  jsonLines?: boolean;
 }
 
 /** The one statement that validates a batch, or one of its probes (StatementOptions). */
 export function buildStatement(plan: Plan, options: StatementOptions = {}): string {
   const probe = options.probe;
-  const lines = options.jsonLines === true;
   const struct =
     `{"u":["VARCHAR"]` +
-    (lines ? `,"i":["BIGINT"]` : "") +
     plan.tagWords.map((_, w) => `,"t${w}":["BIGINT"]`).join("") +
     plan.fields.map((f) => `,"${payloadKey(f.k)}":["VARCHAR"]`).join("") +
     "}";
   const unnest = [
-    lines ? `unnest(j.i) AS __ll_i` : `unnest(range(len(j.u))) AS __ll_i`,
+    `unnest(range(len(j.u))) AS __ll_i`,
     `unnest(j.u) AS ${UNKNOWN_COL}`,
     ...plan.tagWords.map((name, w) => `unnest(j.t${w}) AS ${quoteIdent(name)}`),
     ...plan.fields.map((f) => `unnest(j.${payloadKey(f.k)}) AS ${quoteIdent(f.text)}`),
   ];
-  const fromDocument = `SELECT ${unnest.join(", ")} FROM (SELECT from_json($1::VARCHAR, '${struct}') AS j)`;
-  // Records given as JSON text (duckdb-json.ts) join the JavaScript pass's rows in arrival order.
-  const ctes: string[] = lines
-    ? [`__ll_s0d AS (${fromDocument})`, ...jsonLinesInput(plan, "__ll_s0t"), `s0 AS (SELECT * FROM __ll_s0d UNION ALL BY NAME SELECT * FROM __ll_s0t ORDER BY __ll_i)`]
-    : [`s0 AS (${fromDocument})`];
+  const ctes: string[] = [`s0 AS (SELECT ${unnest.join(", ")} FROM (SELECT from_json($1::VARCHAR, '${struct}') AS j))`];
   if (probe !== undefined) {
     plan.layers.forEach((layer, i) => ctes.push(`s${i + 1} AS (${layerSql(`s${i}`, layer)})`));
     const rule = toSql({ op: "sqlRule", sql: probe });

@@ -19,12 +19,11 @@ import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { recoverBatch } from "./duckdb-recover.js";
 import { batchPayload, buildStatement, summaryColumn, toSql } from "./duckdb-sql.js";
 import { keyedTarget } from "./keyed.js";
-import { dryRunBatch, encodeBatchInSlices, unknownKeys, type EncodedBatch } from "./encode.js";
-import { screenStatement, takesJsonText } from "./duckdb-json.js";
+import { dryRunBatch, encodeBatchInSlices, type EncodedBatch } from "./encode.js";
 import { columnsFromChunks, goodColumnsOf } from "./good-columns.js";
 import { compilePlan } from "./plan.js";
 import type { Plan } from "./plan-types.js";
-import type { Engine, JsonTextInput, ValidationResult } from "./types.js";
+import type { Engine, ValidationResult } from "./types.js";
 
 export { buildStatement, toSql } from "./duckdb-sql.js";
 export { keyedTarget } from "./keyed.js";
@@ -42,23 +41,6 @@ interface Compiled {
   stmt: DuckDBPreparedStatement;
   /** The statement adds the merge's keys (keyedTarget). */
   keys: boolean;
-  /** The statements for records given as JSON text (duckdb-json.ts), prepared on first use; undefined when the plan takes none. */
-  json?: Promise<JsonStatements | undefined>;
-}
-
-interface JsonStatements {
-  screen: DuckDBPreparedStatement;
-  validate: DuckDBPreparedStatement;
-}
-
-/** A batch some of whose records are JSON text: the JavaScript pass's part and the lines. */
-interface TextInput {
-  enc: EncodedBatch;
-  payload: string;
-  lines: string;
-  positions: string;
-  /** Input index → engine position of each text record, in input order. */
-  textIndex: number[];
 }
 
 /** The summary (summaryColumn): counts, dataset measures, bad rows (NULL when none). */
@@ -112,82 +94,6 @@ async function readOutput(plan: Plan, result: DuckDBMaterializedResult): Promise
   };
 }
 
-/**
- * The JavaScript pass over the batch's value records, and the text records' lines and engine
- * positions: engine rows are the object records in arrival order, whichever way each came.
- */
-async function textInput(records: readonly unknown[], plan: Plan, json: ReadonlyArray<JsonTextInput | undefined>): Promise<TextInput> {
-  const valueIndex: number[] = [];
-  const texts: string[] = [];
-  const textInputIndex: number[] = [];
-  for (let i = 0; i < records.length; i++) {
-    const j = json[i];
-    if (j === undefined) valueIndex.push(i);
-    else {
-      texts.push(j.json);
-      textInputIndex.push(i);
-    }
-  }
-  const part = await encodeBatchInSlices(
-    valueIndex.map((i) => records[i]),
-    plan,
-    SLICE_ROWS,
-    pause,
-  );
-  // Merge the two (each in input order) into engine positions.
-  const n = part.n + textInputIndex.length;
-  const index = new Int32Array(n);
-  const valuePositions: number[] = new Array<number>(part.n);
-  const textIndex: number[] = new Array<number>(textInputIndex.length);
-  let a = 0;
-  let b = 0;
-  for (let pos = 0; pos < n; pos++) {
-    const ia = a < part.n ? valueIndex[part.index[a]!]! : Infinity;
-    const ib = b < textInputIndex.length ? textInputIndex[b]! : Infinity;
-    if (ia < ib) {
-      index[pos] = ia;
-      valuePositions[a++] = pos;
-    } else {
-      index[pos] = ib;
-      textIndex[b++] = pos;
-    }
-  }
-  const unknown = new Array<string | null>(n).fill(null);
-  for (let r = 0; r < part.n; r++) unknown[valuePositions[r]!] = part.unknown[r] ?? null;
-  const enc: EncodedBatch = {
-    n,
-    index,
-    notObject: part.notObject.map((i) => valueIndex[i]!),
-    columns: part.columns,
-    tags: part.tags,
-    unknown,
-  };
-  const payload = await batchPayload(plan, part, pause, valuePositions);
-  return { enc, payload, lines: texts.join("\n"), positions: JSON.stringify(textIndex), textIndex };
-}
-
-/** `assemble` over values: a text record is decoded where a bad row needs it, or when the good rows are built. */
-function assembleText(
-  records: readonly unknown[],
-  plan: Plan,
-  text: TextInput,
-  json: ReadonlyArray<JsonTextInput | undefined>,
-  out: EngineOutput,
-): ValidationResult {
-  const values = records.slice();
-  const { enc } = text;
-  for (const b of out.bad) {
-    const i = enc.index[b.pos]!;
-    const j = json[i];
-    if (j === undefined) continue;
-    values[i] = j.value;
-    if (plan.tracksUnknown) enc.unknown[b.pos] = unknownKeys(values[i] as Record<string, unknown>, plan.knownKeys);
-  }
-  return assemble(values, plan, enc, out, () => {
-    for (let i = 0; i < json.length; i++) if (json[i] !== undefined) values[i] = json[i]!.value;
-  });
-}
-
 export class DuckDBEngine implements Engine {
   readonly name = "duckdb" as const;
   /** Prepared plans by contract object; a few, since a stream keeps one contract. */
@@ -211,23 +117,8 @@ export class DuckDBEngine implements Engine {
     return new DuckDBEngine(instance, conn);
   }
 
-  screenJson(texts: readonly string[], contract: Contract): Promise<readonly number[] | undefined> {
+  validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult> {
     if (this.closed) return Promise.reject(new Error("engine is closed"));
-    const joined = texts.join("\n");
-    return this.compile(contract).then(async (c) => {
-      const json = await this.jsonStatements(c);
-      if (!json) return undefined;
-      return this.onConnection(async () => {
-        json.screen.bindVarchar(1, joined);
-        const rows = (await json.screen.runAndReadAll()).getRows();
-        return JSON.parse(String(rows[0]![0])) as number[];
-      });
-    });
-  }
-
-  validate(records: readonly unknown[], contract: Contract, json?: ReadonlyArray<JsonTextInput | undefined>): Promise<ValidationResult> {
-    if (this.closed) return Promise.reject(new Error("engine is closed"));
-    if (json?.some((j) => j !== undefined)) return this.validateText(records, contract, json);
     // The JavaScript pass starts at once; only the statement waits for the connection. A caller
     // that asks for the next batch before this one is done gets its encoding done while this
     // batch's statement runs on DuckDB's thread.
@@ -242,52 +133,6 @@ export class DuckDBEngine implements Engine {
       const { c, enc, payload } = await input;
       return this.execute(records, c, enc, payload);
     });
-  }
-
-  /**
-   * A batch some of whose records are JSON text that `screenJson` accepted: the others go through
-   * the JavaScript pass, and one statement reads both (their rows in arrival order).
-   */
-  private validateText(records: readonly unknown[], contract: Contract, json: ReadonlyArray<JsonTextInput | undefined>): Promise<ValidationResult> {
-    const input = this.compile(contract).then(async (c) => ({ c, text: takesJsonText(c.plan) ? await textInput(records, c.plan, json) : undefined }));
-    return this.onConnection(async () => {
-      const { c, text } = await input;
-      // On the connection already: prepared here if screenJson has not prepared them.
-      const statements = text ? await (c.json ??= this.prepareJson(c)) : undefined;
-      if (!statements || !text) return this.validateDecoded(records, c, json);
-      let out: EngineOutput;
-      try {
-        statements.validate.bindVarchar(1, text.payload);
-        statements.validate.bindVarchar(2, text.lines);
-        statements.validate.bindVarchar(3, text.positions);
-        out = await readOutput(c.plan, await statements.validate.run());
-      } catch {
-        // The recovery of a failing statement works on values: decode the texts and start again.
-        return this.validateDecoded(records, c, json);
-      }
-      return assembleText(records, c.plan, text, json, out);
-    });
-  }
-
-  /** The batch with every text record decoded, through the JavaScript pass (on the connection already). */
-  private async validateDecoded(records: readonly unknown[], c: Compiled, json: ReadonlyArray<JsonTextInput | undefined>): Promise<ValidationResult> {
-    const values = records.map((r, i) => (json[i] === undefined ? r : json[i]!.value));
-    const enc = await encodeBatchInSlices(values, c.plan, SLICE_ROWS, pause);
-    const payload = enc.n === 0 ? undefined : await batchPayload(c.plan, enc, pause);
-    return this.execute(values, c, enc, payload);
-  }
-
-  private jsonStatements(c: Compiled): Promise<JsonStatements | undefined> {
-    c.json ??= this.onConnection(() => this.prepareJson(c));
-    return c.json;
-  }
-
-  /** Call on the connection. */
-  private async prepareJson(c: Compiled): Promise<JsonStatements | undefined> {
-    if (!takesJsonText(c.plan)) return undefined;
-    const screen = await this.conn.prepare(screenStatement(c.plan));
-    const validate = await this.conn.prepare(buildStatement(c.plan, { keys: c.keys, jsonLines: true }));
-    return { screen, validate };
   }
 
   /** Runs `f` when the connection is free: one statement at a time, in call order. */

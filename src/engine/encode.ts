@@ -221,7 +221,7 @@ type RowsEncoder = (
 const encoders = new WeakMap<Plan, RowsEncoder>();
 
 /** The text of each unknown key of `rec`, joined by ", ", or null. */
-export function unknownKeys(rec: Record<string, unknown>, known: ReadonlySet<string>): string | null {
+function unknownKeys(rec: Record<string, unknown>, known: ReadonlySet<string>): string | null {
   let extra: string | null = null;
   for (const key in rec) {
     if (!known.has(key) && Object.hasOwn(rec, key)) {

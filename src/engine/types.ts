@@ -109,26 +109,12 @@ export interface ValidationResult {
 
 export type EngineName = "duckdb" | "polars" | "spark";
 
-/** A record given as its JSON text (SourceRecord.json): reading `value` decodes it. */
-export interface JsonTextInput {
-  readonly json: string;
-  readonly value: unknown;
-}
-
 export interface Engine {
   readonly name: EngineName;
   /**
    * May be called again before an earlier call has settled (StreamSink validates ahead); each
-   * call resolves to its own batch's result. Where `json[i]` is given, `records[i]` is not read:
-   * the engine parses that text itself (only texts its `screenJson` accepted), and reads the
-   * input's `value` only for a record it quarantines.
+   * call resolves to its own batch's result.
    */
-  validate(records: readonly unknown[], contract: Contract, json?: ReadonlyArray<JsonTextInput | undefined>): Promise<ValidationResult>;
-  /**
-   * For an engine that parses JSON itself: the positions (ascending) of the texts it would not
-   * read exactly as the JavaScript decoder does; those records are given to `validate` as values.
-   * Resolves to undefined when the contract's records cannot be given as text at all.
-   */
-  screenJson?(texts: readonly string[], contract: Contract): Promise<readonly number[] | undefined>;
+  validate(records: readonly unknown[], contract: Contract): Promise<ValidationResult>;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { Contract } from "../contract/types.js";
-import type { DatasetRuleResult, Engine, GoodColumns, JsonTextInput, Row } from "../engine/types.js";
+import type { DatasetRuleResult, Engine, GoodColumns, Row } from "../engine/types.js";
 import type { QuarantineRow } from "../lake/types.js";
 import type { SourceRecord } from "../sources/core/types.js";
 import { defineLazy } from "../util/lazy.js";
@@ -30,35 +30,6 @@ export interface ValidatedBatch {
   datasetRules: DatasetRuleResult[];
 }
 
-/**
- * Which records go to the engine as their JSON text (1), for an engine that parses JSON itself:
- * records decoded only when read (SourceRecord.json) that its screen accepts and that cannot
- * break a record limit — at most a third of maxRecordBytes in characters (so their bytes, and
- * their value's JSON, are within it), and not nested near the depth limit (the screen declines
- * those). Every other record is decoded and checked here, as before.
- */
-async function screenedText(engine: Engine, contract: Contract, records: readonly SourceRecord[], limits: RecordLimits): Promise<Uint8Array | undefined> {
-  if (!engine.screenJson) return undefined;
-  const at: number[] = [];
-  const texts: string[] = [];
-  const most = limits.maxRecordBytes / 3;
-  for (let i = 0; i < records.length; i++) {
-    const text = records[i]!.json;
-    // A newline would split the text where the engine splits lines.
-    if (text !== undefined && text.length <= most && records[i]!.delete === undefined && !text.includes("\n")) {
-      at.push(i);
-      texts.push(text);
-    }
-  }
-  if (at.length === 0) return undefined;
-  const declined = await engine.screenJson(texts, contract);
-  if (!declined || declined.length === at.length) return undefined;
-  const flags = new Uint8Array(records.length);
-  for (const i of at) flags[i] = 1;
-  for (const d of declined) flags[at[d]!] = 0;
-  return flags;
-}
-
 /** Rule id given to records the source could not decode. */
 export const DECODE_RULE_ID = "decode";
 
@@ -74,23 +45,13 @@ export async function validateRecords(
   records: readonly SourceRecord[],
   limits: RecordLimits = DEFAULT_RECORD_LIMITS,
 ): Promise<ValidatedBatch> {
-  const asText = await screenedText(engine, contract, records, limits);
   const values: unknown[] = [];
-  const json: Array<JsonTextInput | undefined> = [];
   const origin: SourceRecord[] = [];
   const bad: QuarantineRow[] = [];
   const deleting: SourceRecord[] = [];
   let decodeFailed = 0;
   let limitFailed = 0;
-  for (let at = 0; at < records.length; at++) {
-    const r = records[at]!;
-    if (asText?.[at] === 1) {
-      // Given to the engine as its text, undecoded: the screen has found it within the limits.
-      json[values.length] = r as JsonTextInput;
-      values.push(undefined);
-      origin.push(r);
-      continue;
-    }
+  for (const r of records) {
     if (r.delete !== undefined) {
       deleting.push(r);
       continue;
@@ -135,7 +96,7 @@ export async function validateRecords(
     if (deletes && deletes.keys.length > 0) batch.deletes = deletes.keys;
     return batch;
   }
-  const result = asText ? await engine.validate(values, contract, json) : await engine.validate(values, contract);
+  const result = await engine.validate(values, contract);
   for (const b of result.bad) {
     const src = origin[b.index];
     bad.push({ record: b.record, raw: src?.raw, errors: b.errors, position: src?.position });

@@ -27,12 +27,6 @@ export interface SourceRecord {
    * fields by the batch (src/pipeline/deletes.ts).
    */
   delete?: { key: Uint8Array | null };
-  /**
-   * The payload as JSON text, when the record is decoded only on first reading `value` or
-   * `decodeError` (JsonTextRecord): an engine that parses JSON itself may take this text
-   * instead, and the record is then never decoded in JavaScript unless it is quarantined.
-   */
-  readonly json?: string;
 }
 
 export type RunMode = "available_now" | "continuous";

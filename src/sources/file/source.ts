@@ -7,7 +7,7 @@ import { sleep } from "../../util/wait.js";
 import { fileSpec, type FileSourceOptions } from "./spec.js";
 import { CursorMismatchError } from "../core/errors.js";
 import { decoderFrom, type PayloadDecoder } from "../core/decoders/index.js";
-import { JsonTextRecord } from "../core/json-text-record.js";
+import { parseJsonRecord } from "../../util/exact-json.js";
 import { optionNames, refuseUnknownOptions } from "../core/unknown-options.js";
 import { FileReplacedError } from "./errors.js";
 import { describeId, fileIdOf, findBeside, headDigest, readAt, HEAD_BYTES, sameFile, statFile, type FileId } from "./identity.js";
@@ -453,7 +453,10 @@ export class FileSource implements CursorSource {
     if (lineBytes && !isUtf8(lineBytes)) {
       return { value: undefined, raw: new Uint8Array(lineBytes), position, bytes: consumed, decodeError: `line ${position.line}: not valid UTF-8` };
     }
-    // Decoded when first read: an engine that parses JSON itself takes the text (JsonTextRecord).
-    return new JsonTextRecord(text, position, consumed);
+    try {
+      return { value: parseJsonRecord(text), raw: text, position, bytes: consumed };
+    } catch (err) {
+      return { value: undefined, raw: text, position, bytes: consumed, decodeError: `line ${position.line}: invalid JSON: ${(err as Error).message}` };
+    }
   }
 }
