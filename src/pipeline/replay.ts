@@ -96,9 +96,17 @@ export function contractHash(contract: Contract): string {
   return sha256Hex(canonicalJson(plain)).slice(0, 16);
 }
 
-/** The rule ids a row failed last: a replay's, else the stream's. */
+/**
+ * The rule ids a row failed last: a replay's that quarantined it again, else the stream's (a row
+ * a replay wrote keeps the failure it was quarantined for, beside its status `replayed`).
+ */
 export function currentRuleIds(e: QuarantineEntry): string[] {
-  return e.replay?.ruleIds ?? e.ruleIds;
+  return e.replay?.status === "quarantined" ? e.replay.ruleIds : e.ruleIds;
+}
+
+/** The reasons that go with `currentRuleIds`. */
+export function currentReasons(e: QuarantineEntry): string[] {
+  return e.replay?.status === "quarantined" ? e.replay.reasons : e.reasons;
 }
 
 /** The pending rows a replay with `hash` takes, in replay order (batch id, then quarantine id). */

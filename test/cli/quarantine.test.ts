@@ -144,6 +144,11 @@ describe.each(["duckdb", "delta", "parquet", "ducklake"])("lakelogic quarantine 
     for (const reason of reasons) expect(reason).toContain("BETWEEN 0 AND 200");
     const replayed = JSON.parse((await cli("quarantine", "list", fixed, "--target-path", lake, "--replayed", "--json")).stdout) as typeof list;
     expect(replayed.total).toBe(NOW_GOOD.length);
+    // A written row lists the failure it was quarantined for: its rule ids and reason agree.
+    for (const row of replayed.rows) {
+      expect(row.ruleIds.length).toBeGreaterThan(0);
+      expect(row.reason).toContain("BETWEEN 0 AND 100");
+    }
     const after = JSON.parse((await cli("quarantine", "show", fixed, one.quarantineId, "--target-path", lake, "--json")).stdout) as { status: string; reasons: string[]; replay: Record<string, unknown> };
     expect(after.status).toBe("replayed");
     expect(after.reasons[0]).toContain("BETWEEN 0 AND 100");

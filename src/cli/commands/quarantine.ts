@@ -2,7 +2,7 @@ import type { Contract } from "../../contract/types.js";
 import { LakeLogicError, ConfigError } from "../../errors.js";
 import { LakeBusyError } from "../../lake/errors.js";
 import { readQuarantineEntries, type QuarantineEntry } from "../../lake/replay-log.js";
-import { currentRuleIds, replayQuarantine, type ReplayHooks, type ReplayReport } from "../../pipeline/replay.js";
+import { currentReasons, currentRuleIds, replayQuarantine, type ReplayHooks, type ReplayReport } from "../../pipeline/replay.js";
 import { parseCommandArgs } from "../args.js";
 import { loadForCommand } from "../contract-load.js";
 import { fieldsText, JSON_FLAG, printResult, toJson } from "../output.js";
@@ -84,11 +84,6 @@ async function failing(io: CliIO, work: () => Promise<number>): Promise<number> 
 }
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
-
-/** The reasons a row failed last: a replay's, else the stream's. */
-function currentReasons(e: QuarantineEntry): string[] {
-  return e.replay?.status === "quarantined" ? e.replay.reasons : e.reasons;
-}
 
 function listItem(e: QuarantineEntry) {
   return {
