@@ -7,7 +7,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import type * as PolarsModule from "nodejs-polars";
 import { rowRuleSql as sqlRule } from "../contract/sql-bind.js";
-import type { Contract } from "../contract/types.js";
+import type { Contract, FieldType } from "../contract/types.js";
 import { ConfigError, MissingDependencyError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { inlineStaged, stageComposite } from "./composite.js";
@@ -19,7 +19,7 @@ import { compilePlan } from "./plan.js";
 import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
 import { toRustRegex } from "./regex.js";
 import { quoteIdent } from "../util/sql-text.js";
-import type { Engine, ValidationResult } from "./types.js";
+import type { Engine, GoodParquet, ValidationResult } from "./types.js";
 
 type Pl = typeof PolarsModule.default;
 type PExpr = PolarsModule.Expr;
@@ -236,6 +236,8 @@ interface Compiled {
     badColumns: PExpr[];
     /** One sum per check: how many rows failed it. */
     counts: PExpr[];
+    /** The good rows' typed columns as GoodParquet names them (c0, c1, …); empty without outputs. */
+    typed: PExpr[];
   };
 }
 
@@ -336,7 +338,8 @@ export class PolarsEngine implements Engine {
   private compile(contract: Contract): Compiled {
     let c = this.compiled.get(contract);
     if (c) return c;
-    const plan = compilePlan(contract);
+    // Every string field's text is sent: the good rows leave as typed columns (GoodParquet).
+    const plan = compilePlan(contract, { allStringText: true });
     const compiler = new Compiler(this.pl);
     // Composite conversions run as extra stages in front of the layer that uses them.
     const build = (layers: Layer[]): PExpr[][] =>
@@ -375,6 +378,14 @@ export class PolarsEngine implements Engine {
       bad: pl.col(BAD_COL),
       badColumns: [pl.col("__ll_i"), pl.col(FAIL_COL)],
       counts: plan.checks.map((ch) => pl.col(ch.flag).cast(pl.Int64).sum().alias(ch.flag)),
+      typed:
+        plan.outputs.length === 0
+          ? []
+          : [
+              // Each field's typed column: the type the lake stores (see GoodColumns).
+              ...plan.outputs.map((o, i) => pl.col(o.field.name).alias(`c${i}`)),
+              ...(plan.keepsExtraKeys ? [pl.lit(null).cast(pl.Utf8).alias(`c${plan.outputs.length}`)] : []),
+            ],
     };
   }
 
@@ -432,7 +443,9 @@ export class PolarsEngine implements Engine {
     const goodDf = ev.filter(read.written);
     const goodCount = goodDf.height;
     const superseded = read.superseded ? (ev.filter(read.superseded).getColumn("__ll_i").toArray() as number[]) : undefined;
-    const goodColumns = plan.outputColumns.map((name) => goodDf.getColumn(name).toArray() as unknown[]);
+    // Read out of the frame only if the rows are asked for: a DuckDB lake reads the Parquet file.
+    const goodColumns = () => plan.outputColumns.map((name) => goodDf.getColumn(name).toArray() as unknown[]);
+    const typed = read.typed.length === 0 ? undefined : this.goodParquet(plan, goodDf, read.typed);
 
     const badDf = ev.filter(read.bad).select(...read.badColumns);
     const positions = badDf.getColumn("__ll_i").toArray() as number[];
@@ -454,7 +467,24 @@ export class PolarsEngine implements Engine {
         return 0;
       }
     });
-    return { goodColumns, bad, counts, goodCount, dataset, datasetErrors, ...(superseded ? { superseded } : {}) };
+    return { goodColumns, bad, counts, goodCount, dataset, datasetErrors, ...(superseded ? { superseded } : {}), ...(typed ? { typed } : {}) };
+  }
+
+  /**
+   * The good rows as GoodParquet. Written with LZ4 (measured on 10,000 order rows: 4.8 ms against
+   * 5.6 snappy and 7.4 uncompressed, which copies twice the bytes). Keys are described for
+   * targets that replace rows by key, where the plan has kept one row per key and quarantined
+   * NULL key parts.
+   */
+  private goodParquet(plan: Plan, goodDf: DataFrame, typed: PExpr[]): GoodParquet {
+    let bytes: Uint8Array | undefined;
+    return {
+      count: goodDf.height,
+      fields: plan.outputs.map((o) => ({ name: o.name, type: o.field.type as FieldType })),
+      extraColumn: plan.keepsExtraKeys,
+      parquet: () => (bytes ??= goodDf.select(...typed).writeParquet({ compression: "lz4" })),
+      ...(plan.supersedeBy && plan.primaryKeyFields ? { keys: { fields: plan.primaryKeyFields, unique: true, someNull: false } } : {}),
+    };
   }
 
   async close(): Promise<void> {
