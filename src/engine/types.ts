@@ -91,17 +91,17 @@ export interface GoodChunks extends GoodColumnsCommon {
    * number there and appends the chunks to its table as they are (src/lake/row-seq.ts).
    */
   chunks: readonly DuckDBDataChunk[];
-  parquet?: undefined;
+  writeParquet?: undefined;
 }
 
 /** GoodColumns as a Parquet file (the Polars engine). */
 export interface GoodParquet extends GoodColumnsCommon {
   /**
-   * The file's bytes, written when first asked for (a writer that stores rows never asks): one
-   * column per field, then the extra column, named `c0`, `c1`, … in that order, `count` rows in
-   * arrival order. A reader numbers the rows by their place in the file (`file_row_number`).
+   * Write the file at `path` (a writer that stores rows never asks): one column per field, then
+   * the extra column, named `c0`, `c1`, … in that order, `count` rows in arrival order. A reader
+   * numbers the rows by their place in the file (`file_row_number`).
    */
-  parquet: () => Uint8Array;
+  writeParquet: (path: string) => Promise<void>;
   chunks?: undefined;
 }
 

@@ -110,7 +110,7 @@ export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, 
     keys !== undefined &&
     keys.unique &&
     // Chunks carry their keys spelt for the delete; a Parquet file is read for them.
-    (good.parquet !== undefined || keys.doc !== undefined) &&
+    (good.writeParquet !== undefined || keys.doc !== undefined) &&
     keys.fields.length === keyPlans.length &&
     keys.fields.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase())
   );

@@ -103,7 +103,7 @@ describe.each(FORMATS)("good rows of both engines in format %s", (format) => {
     const polars = await land("polars", contract, batches);
     expect(polars.results[0]!.goodCount).toBeGreaterThan(100);
     // The Polars engine's good rows travel as a Parquet file, the DuckDB engine's as chunks.
-    expect(polars.results[0]!.goodColumns?.parquet).toBeTypeOf("function");
+    expect(polars.results[0]!.goodColumns?.writeParquet).toBeTypeOf("function");
     expect(duck.results[0]!.goodColumns?.chunks).toBeDefined();
     expect(polars.table).toHaveLength(polars.results[0]!.goodCount + polars.results[1]!.goodCount);
     expect(polars.table).toEqual(duck.table);
@@ -133,7 +133,7 @@ describe("the DuckDB lake and the Polars engine's Parquet file", () => {
     const targetPath = lakeDir("polars-seq");
     const write = async (contract: Contract, batchId: number, records: Array<Record<string, unknown>>) => {
       const r = await engines.get("polars")!.validate(records, contract);
-      expect(r.goodColumns?.parquet).toBeDefined();
+      expect(r.goodColumns?.writeParquet).toBeDefined();
       const w = await openLake(contract, { targetPath });
       const request = { batchId, bad: [], goodColumns: r.goodColumns } as unknown as WriteRequest;
       Object.defineProperty(request, "good", {
