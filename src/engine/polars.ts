@@ -7,7 +7,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import type * as PolarsModule from "nodejs-polars";
 import { rowRuleSql as sqlRule } from "../contract/sql-bind.js";
-import type { Contract, FieldType } from "../contract/types.js";
+import type { Contract } from "../contract/types.js";
 import { ConfigError, MissingDependencyError } from "../errors.js";
 import { assemble, emptyOutput, type EngineOutput } from "./assemble.js";
 import { inlineStaged, stageComposite } from "./composite.js";
@@ -19,7 +19,8 @@ import { compilePlan } from "./plan.js";
 import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./plan-types.js";
 import { toRustRegex } from "./regex.js";
 import { quoteIdent } from "../util/sql-text.js";
-import type { Engine, GoodParquet, ValidationResult } from "./types.js";
+import type { Engine, ValidationResult } from "./types.js";
+import { goodParquet, keptColumns, positions } from "./polars-good.js";
 
 type Pl = typeof PolarsModule.default;
 type PExpr = PolarsModule.Expr;
@@ -198,13 +199,6 @@ class Compiler {
 }
 
 const RELEASE_EVERY = 8;
-
-let iota = new Int32Array(0);
-/** 0, 1, …, n - 1: a view of one array, grown as batches grow (Int32Array.from cost ~2.5 ms per 10,000). */
-function positions(n: number): Int32Array {
-  if (iota.length < n) iota = Int32Array.from({ length: Math.max(n, iota.length * 2) }, (_, i) => i);
-  return iota.subarray(0, n);
-}
 
 let gcFn: (() => void) | null | undefined;
 /** `global.gc`, or the same function obtained the way test runners do (jest --logHeapUsage). */
@@ -391,19 +385,7 @@ export class PolarsEngine implements Engine {
       bad: pl.col(BAD_COL),
       badColumns: [pl.col("__ll_i"), pl.col(FAIL_COL)],
       counts: plan.checks.map((ch) => pl.col(ch.flag).cast(pl.Int64).sum().alias(ch.flag)),
-      ...(plan.dataset.some((d) => d.rule.kind === "sql")
-        ? {}
-        : {
-            kept: [
-              ...new Set([
-                BAD_COL,
-                ...(plan.supersedeBy ? [SUPERSEDED_COL] : []),
-                ...plan.outputColumns,
-                ...plan.outputs.map((o) => o.field.name),
-                ...plan.dataset.flatMap((d) => d.cols),
-              ]),
-            ],
-          }),
+      ...(plan.dataset.some((d) => d.rule.kind === "sql") ? {} : { kept: keptColumns(plan) }),
       typed:
         plan.outputs.length === 0
           ? []
@@ -472,7 +454,7 @@ export class PolarsEngine implements Engine {
     const superseded = read.superseded ? (ev.filter(read.superseded).getColumn("__ll_i").toArray() as number[]) : undefined;
     // Read out of the frame only if the rows are asked for: a DuckDB lake reads the Parquet file.
     const goodColumns = () => plan.outputColumns.map((name) => goodDf.getColumn(name).toArray() as unknown[]);
-    const typed = read.typed.length === 0 ? undefined : this.goodParquet(plan, goodDf, read.typed);
+    const typed = read.typed.length === 0 ? undefined : goodParquet(plan, goodDf, read.typed);
 
     const badDf = ev.filter(read.bad).select(...read.badColumns);
     const positions = badDf.getColumn("__ll_i").toArray() as number[];
@@ -495,25 +477,6 @@ export class PolarsEngine implements Engine {
       }
     });
     return { goodColumns, bad, counts, goodCount, dataset, datasetErrors, ...(superseded ? { superseded } : {}), ...(typed ? { typed } : {}) };
-  }
-
-  /**
-   * The good rows as GoodParquet. The file is written by a sink on Polars' threads (measured on
-   * 10,000 order rows: 3.8 ms, 0.3 ms of it on the JavaScript thread; `writeParquet` to a buffer
-   * held that thread 4.9 ms, and writing the buffer out cost 1.5 ms more), with LZ4 (faster than
-   * snappy or none here). Keys are described for targets that replace rows by key, where the
-   * plan has kept one row per key and quarantined NULL key parts.
-   */
-  private goodParquet(plan: Plan, goodDf: DataFrame, typed: PExpr[]): GoodParquet {
-    return {
-      count: goodDf.height,
-      fields: plan.outputs.map((o) => ({ name: o.name, type: o.field.type as FieldType })),
-      extraColumn: plan.keepsExtraKeys,
-      writeParquet: async (path) => {
-        await goodDf.lazy().select(...typed).sinkParquet(path, { compression: "lz4", maintainOrder: true }).collect();
-      },
-      ...(plan.supersedeBy && plan.primaryKeyFields ? { keys: { fields: plan.primaryKeyFields, unique: true, someNull: false } } : {}),
-    };
   }
 
   async close(): Promise<void> {
