@@ -6,7 +6,7 @@
  * can. Steps run one after the other (no overlap), so it compares work, not the pipeline.
  *
  *   git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
- *   npx tsx bench/ab.ts --a /tmp/before --b . [--batches 60]
+ *   npx tsx bench/ab.ts --a /tmp/before --b . [--batches 60] [--engine polars]
  *
  * Prints one JSON line per tree: mean milliseconds per 10,000-row batch for validation, for the
  * write, and of process CPU time (all threads), over all batches but the first four.
@@ -18,9 +18,10 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 const { values: flags } = parseArgs({
-  options: { a: { type: "string" }, b: { type: "string" }, batches: { type: "string", default: "60" } },
+  options: { a: { type: "string" }, b: { type: "string" }, batches: { type: "string", default: "60" }, engine: { type: "string", default: "duckdb" } },
 });
-if (!flags.a || !flags.b) throw new Error("usage: bench/ab.ts --a <tree> --b <tree> [--batches N]");
+if (!flags.a || !flags.b) throw new Error("usage: bench/ab.ts --a <tree> --b <tree> [--batches N] [--engine duckdb|polars]");
+const engineName = flags.engine as "duckdb" | "polars";
 const BATCH = 10_000;
 const WARMUP = 4;
 const batches = Number(flags.batches);
@@ -50,7 +51,7 @@ async function load(label: string, dir: string): Promise<Tree> {
   // Another tree's modules: typed by the little this benchmark uses of them.
   const from = <M>(path: string) => import(pathToFileURL(join(root, path)).href) as Promise<M>;
   const bench = await from<{ benchContract: unknown; generateBatch: Tree["generateBatch"] }>("bench/validate.ts");
-  const { createEngine } = await from<{ createEngine: (kind: "duckdb") => Promise<Tree["engine"]> }>("src/engine/index.ts");
+  const { createEngine } = await from<{ createEngine: (kind: "duckdb" | "polars") => Promise<Tree["engine"]> }>("src/engine/index.ts");
   const { openLake } = await from<{ openLake: (contract: unknown, options: object) => Promise<Tree["writer"]> }>(
     "src/lake/index.ts",
   );
@@ -61,7 +62,7 @@ async function load(label: string, dir: string): Promise<Tree> {
     root,
     contract: bench.benchContract,
     generateBatch: bench.generateBatch,
-    engine: await createEngine("duckdb"),
+    engine: await createEngine(engineName),
     writer: await openLake(bench.benchContract, { targetPath: target }),
     defineLazy,
     dir: target,
@@ -101,6 +102,6 @@ for (const t of trees) {
   await t.engine.close();
   rmSync(t.dir, { recursive: true, force: true });
   const per = (ms: number) => Number((ms / measured).toFixed(1));
-  const line = { bench: "ab", tree: t.label, root: t.root, batches: measured, batchSize: BATCH, validateMs: per(t.ms.validate), writeMs: per(t.ms.write), cpuMs: per(t.ms.cpu) };
+  const line = { bench: "ab", engine: engineName, tree: t.label, root: t.root, batches: measured, batchSize: BATCH, validateMs: per(t.ms.validate), writeMs: per(t.ms.write), cpuMs: per(t.ms.cpu) };
   process.stdout.write(JSON.stringify(line) + "\n");
 }

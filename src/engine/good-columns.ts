@@ -6,7 +6,7 @@ import type { FieldType } from "../contract/types.js";
 import { DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue, type DuckDBDataChunk, type DuckDBValue } from "../util/duckdb.js";
 import { formatMicros } from "./canonical.js";
 import type { Plan } from "./plan-types.js";
-import type { GoodColumns } from "./types.js";
+import type { GoodChunks, GoodColumns } from "./types.js";
 
 /** GoodColumns over chunks whose first columns are the plan's outputs, in output order. */
 export function goodColumnsOf(
@@ -15,7 +15,7 @@ export function goodColumnsOf(
   chunks: readonly DuckDBDataChunk[],
   extraColumn: boolean,
   keys?: GoodColumns["keys"],
-): GoodColumns {
+): GoodChunks {
   const rows = chunks.reduce((n, c) => n + c.rowCount, 0);
   if (rows !== count) throw new Error(`internal error: the engine returned ${rows} good rows, but counted ${count}`);
   return {
@@ -33,7 +33,7 @@ export function goodColumnsOf(
  * canonical columns have (decimal with its scale's digits, timestamps as UTC ISO text with
  * microseconds, integers beyond 2^53 as digits).
  */
-export function columnsFromChunks(plan: Plan, good: GoodColumns): unknown[][] {
+export function columnsFromChunks(plan: Plan, good: GoodChunks): unknown[][] {
   const byColumn = new Map<string, unknown[]>();
   plan.outputs.forEach((o, c) => {
     const values: DuckDBValue[] = [];

@@ -38,28 +38,25 @@ export interface DatasetRuleResult {
 }
 
 /**
- * The good rows column by column, as DuckDB data chunks in arrival order: what the DuckDB lake
- * writer appends as they are, without building row objects or spelling values as text (the
- * DuckDB engine makes them inside DuckDB). Values are the canonical row values (docs/contracts.md)
- * in the column types the lake stores them in: VARCHAR, BIGINT, DOUBLE, BOOLEAN, DECIMAL(p,s),
- * DATE, TIMESTAMP, and json fields as VARCHAR holding their JSON text.
+ * The good rows column by column, in a form a DuckDB takes without building row objects or
+ * spelling values as text: DuckDB data chunks in arrival order (the DuckDB engine makes them
+ * inside DuckDB, and the DuckDB lake writer appends them as they are), or a Parquet file (the
+ * Polars engine writes one from its frame, and the DuckDB lake writer reads it with
+ * `read_parquet`). Values are the canonical row values (docs/contracts.md) in the column types
+ * the lake stores them in: VARCHAR, BIGINT, DOUBLE, BOOLEAN, DECIMAL(p,s), DATE, TIMESTAMP
+ * (microseconds, UTC, no zone), and json fields as VARCHAR holding their JSON text.
  */
-export interface GoodColumns {
+export type GoodColumns = GoodChunks | GoodParquet;
+
+interface GoodColumnsCommon {
   count: number;
-  /** The contract's fields, in contract order: one chunk column each. */
+  /** The contract's fields, in contract order: one column each. */
   fields: Array<{ name: string; type: FieldType }>;
   /**
    * Under `unknown_fields: allow`, one more column after the fields, for the undeclared keys a
    * row keeps: NULL on every row (GoodColumns are only given when no good row has such keys).
    */
   extraColumn: boolean;
-  /**
-   * Chunks of at most DuckDB's vector size; their row counts add up to `count`. After the fields
-   * (and the extra column) each has one more: a flat, non-NULL BIGINT vector, the row's position
-   * in the batch. It is a slot for the reader to overwrite: the lake writes each row's sequence
-   * number there and appends the chunks to its table as they are (src/lake/row-seq.ts).
-   */
-  chunks: readonly DuckDBDataChunk[];
   /**
    * Over the contract's primary key (`fields`), when it has one: no two rows share a key (NULL
    * parts matching each other), and some row has a NULL key part. For targets that replace rows
@@ -70,9 +67,10 @@ export interface GoodColumns {
     unique: boolean;
     someNull: boolean;
     /**
-     * For targets that replace rows by key (merge, keyed overwrite): the good rows' keys as
-     * `{"k0":[…],"k1":[…]}`, one list per key field, each value DuckDB's text for it
-     * (`CAST(… AS VARCHAR)`, which casts back to the same value), NULL as null.
+     * GoodChunks, for targets that replace rows by key (merge, keyed overwrite): the good rows'
+     * keys as `{"k0":[…],"k1":[…]}`, one list per key field, each value DuckDB's text for it
+     * (`CAST(… AS VARCHAR)`, which casts back to the same value), NULL as null. (A Parquet
+     * file's reader takes the keys from the file.)
      */
     doc?: string;
     /**
@@ -82,6 +80,29 @@ export interface GoodColumns {
      */
     range?: { low: string; high: string };
   };
+}
+
+/** GoodColumns as DuckDB data chunks (the DuckDB engine). */
+export interface GoodChunks extends GoodColumnsCommon {
+  /**
+   * Chunks of at most DuckDB's vector size; their row counts add up to `count`. After the fields
+   * (and the extra column) each has one more: a flat, non-NULL BIGINT vector, the row's position
+   * in the batch. It is a slot for the reader to overwrite: the lake writes each row's sequence
+   * number there and appends the chunks to its table as they are (src/lake/row-seq.ts).
+   */
+  chunks: readonly DuckDBDataChunk[];
+  writeParquet?: undefined;
+}
+
+/** GoodColumns as a Parquet file (the Polars engine). */
+export interface GoodParquet extends GoodColumnsCommon {
+  /**
+   * Write the file at `path` (a writer that stores rows never asks): one column per field, then
+   * the extra column, named `c0`, `c1`, … in that order, `count` rows in arrival order. A reader
+   * numbers the rows by their place in the file (`file_row_number`).
+   */
+  writeParquet: (path: string) => Promise<void>;
+  chunks?: undefined;
 }
 
 export interface ValidationResult {

@@ -93,7 +93,8 @@ function vectorTypeOf(kind: FieldType): DuckDBType {
 /**
  * Whether GoodColumns fill a table of these column plans: the same columns, names and kinds in the
  * same order (with the extra-keys column exactly when the plans have one) and — for keyed
- * strategies (`keyPlans`) — keys the engine found distinct and spelt out for the delete.
+ * strategies (`keyPlans`) — keys the engine found distinct (and, for chunks, spelt out for the
+ * delete).
  * Otherwise the rows are written, which keep the last row per key.
  */
 export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, keyPlans?: readonly number[]): boolean {
@@ -101,14 +102,15 @@ export function goodColumnsFit(plans: readonly ColumnPlan[], good: GoodColumns, 
   const extra = plans.length > 0 && plans[plans.length - 1]!.name === EXTRA_COLUMN;
   if (extra !== good.extraColumn || fields.length !== plans.length - (extra ? 1 : 0)) return false;
   if (fields.some((f, c) => plans[c]!.name !== f.name || plans[c]!.kind !== f.type)) return false;
-  // The table's columns, then the row slot the writer numbers (GoodColumns.chunks).
-  if (good.chunks.some((c) => c.columnCount !== plans.length + 1)) return false;
+  // The table's columns, then the row slot the writer numbers (GoodChunks.chunks).
+  if (good.chunks?.some((c) => c.columnCount !== plans.length + 1)) return false;
   if (keyPlans === undefined || keyPlans.length === 0) return true;
   const keys = good.keys;
   return (
     keys !== undefined &&
     keys.unique &&
-    keys.doc !== undefined &&
+    // Chunks carry their keys spelt for the delete; a Parquet file is read for them.
+    (good.writeParquet !== undefined || keys.doc !== undefined) &&
     keys.fields.length === keyPlans.length &&
     keys.fields.every((n, i) => n.toLowerCase() === plans[keyPlans[i]!]!.name.toLowerCase())
   );

@@ -10,13 +10,17 @@ export interface KeyDelete {
 
 /**
  * Merge: delete by a keys document spelt from the rows (PayloadBatch.keysDoc) or by the engine
- * (GoodColumns.keys.doc); `firstInRange`: $1, $2 the first key part's range as text, select a
- * stored row in it (GoodColumns.keys.range).
+ * (GoodChunks' keys.doc), or by the keys of a Parquet file of good rows (`parquet`, $1 the file:
+ * GoodParquet); `firstInRange`: $1, $2 the first key part's range as text, select a stored row in
+ * it (GoodChunks' keys.range); `parquetKeys`: $1 the file, its first key part's range as text and
+ * whether a key part is NULL.
  */
 export interface MergeDeletes {
   rows: KeyDelete;
   text: KeyDelete;
+  parquet: KeyDelete;
   firstInRange: string;
+  parquetKeys: string;
 }
 
 /** The merge's statements for `table` (quoted), keyed by the plans at `keyPlans`. */
@@ -36,9 +40,15 @@ export function mergeDeletes(table: string, plans: readonly ColumnPlan[], keyPla
     `(SELECT ${keyPlans.map((_, i) => `unnest(j.k${i}) AS k${i}`).join(", ")} ` +
     `FROM (SELECT from_json_strict((SELECT $1::VARCHAR), ${quoteString(struct)}) AS j)) AS s`;
   const first = plans[keyPlans[0]!]!;
+  // A GoodParquet file's column c<p> is plan p's, in the column's type.
+  const file = "read_parquet($1::VARCHAR)";
   return {
     rows: keyDelete(`(${documentSelect(plans, keyPlans)}) AS s`, (p) => `s.c${p}`),
     text: keyDelete(textKeys, (p, i) => `CAST(s.k${i} AS ${plans[p]!.sqlType})`),
+    parquet: keyDelete(`(SELECT ${keyPlans.map((p) => `c${p}`).join(", ")} FROM ${file}) AS s`, (p) => `s.c${p}`),
+    parquetKeys:
+      `SELECT CAST(min(c${keyPlans[0]!}) AS VARCHAR), CAST(max(c${keyPlans[0]!}) AS VARCHAR), ` +
+      `bool_or(${keyPlans.map((p) => `c${p} IS NULL`).join(" OR ")}) FROM ${file}`,
     firstInRange:
       `SELECT 1 FROM ${table} WHERE ${quoteIdent(first.name)} ` +
       `BETWEEN CAST($1::VARCHAR AS ${first.sqlType}) AND CAST($2::VARCHAR AS ${first.sqlType}) LIMIT 1`,

@@ -24,8 +24,10 @@ export interface Statements {
   truncate: DuckDBPreparedStatement;
   /** $1 the batch document (spelt from the rows), $2 the last row sequence number taken: insert its rows. */
   insert: DuckDBPreparedStatement;
-  /** Fill the table from the staging table (GoodColumns, their row slot numbered). */
+  /** Fill the table from the staging table (GoodChunks, their row slot numbered). */
   insertFromStage: string;
+  /** $1 a GoodParquet file, $2 the last row sequence number taken: insert its rows, numbered in file order. */
+  insertFromParquet: string;
   /** Merge: delete the batch's keys (see MergeDeletes). */
   deleteKeys?: MergeDeletes;
   /** Insert the quarantine rows, looking up their ids among the stored rows `Lookup` says. */
@@ -52,6 +54,7 @@ export async function prepareStatements(
     // $2: the last row sequence number taken before this batch (row-seq.ts); the rows number on from it.
     insert: await conn.prepare(insertFrom(`(${documentSelect(plans, plans.map((_, i) => i))})`, "$2::BIGINT + row_number() OVER ()")),
     insertFromStage: insertFrom(STAGE, `c${plans.length}`),
+    insertFromParquet: insertFrom("read_parquet($1::VARCHAR, file_row_number = true)", "$2::BIGINT + 1 + file_row_number"),
   };
   if (config.strategy === "merge") s.deleteKeys = mergeDeletes(table, plans, keyPlans);
   if (config.quarantine.enabled) {
