@@ -304,6 +304,21 @@ describe("SSEOffsetSource", () => {
     expect((await drain(src)).map((r) => r.value)).toEqual([{ n: "2+1" }, { n: 3 }, { n: "3 again, new data" }]);
   });
 
+  it("remembers only dedupeWindow events: a replay reaching further back is delivered again", async () => {
+    const log: LogEvent[] = [
+      { id: "1", data: '{"n":1}' },
+      { id: "2", data: '{"n":2}' },
+      { data: '{"n":"2+1"}' },
+      { id: "3", data: '{"n":3}' },
+    ];
+    const server = await serve(log, (n) => (n === 1 ? { dropAfter: 3 } : n === 2 ? { repeat: 2 } : {}));
+    // Two remembered (2 and 2+1): the replayed 1 is new, and remembering it forgets 2, and so on.
+    const src = new SSEOffsetSource(server.url, { drainIdleMs: 300, dedupeWindow: 2, retry: FAST, onRetry: () => {} });
+    await src.seek(undefined);
+    expect((await drain(src)).map((r) => r.value)).toEqual([{ n: 1 }, { n: 2 }, { n: "2+1" }, { n: 1 }, { n: 2 }, { n: "2+1" }, { n: 3 }]);
+    expect(src.stats().duplicates).toBe(0);
+  });
+
   it("quarantines data that is not UTF-8 with its bytes instead of dropping it", async () => {
     const server = await serve([{ id: "1", dataBytes: new Uint8Array([0xc3, 0x28]) }]);
     const src = new SSEOffsetSource(server.url, { drainIdleMs: 300 });

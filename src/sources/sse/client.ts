@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { ConfigError } from "../../errors.js";
 import type { StreamConnector } from "../core/types.js";
 import {
@@ -12,6 +11,7 @@ import {
 import { checkUrl, decodeEventData } from "../core/common.js";
 import { ConnectorGaveUpError, ConnectorHttpError, SSEProtocolError, redactUrl } from "../core/errors.js";
 import { SSEParser, type SSEEvent } from "./parser.js";
+import { ReplayWindow } from "./replay-window.js";
 import { SSE_DEFAULTS, type SSEOptions } from "./spec.js";
 import { ConnectorClosedError, ConnectorNetworkError, ConnectorStallError } from "../core/errors.js";
 import { LakeLogicError } from "../../errors.js";
@@ -99,12 +99,11 @@ export class SSEClient {
   private readonly retry: ResolvedRetryPolicy;
   private readonly eventTypes: ReadonlySet<string> | undefined;
   private readonly stallTimeoutMs: number;
-  private readonly dedupeWindow: number;
   private readonly fetchImpl: typeof globalThis.fetch;
   /** What must never appear in a message: the URL's tokens, the credential headers' values. */
   private readonly secrets: readonly string[];
-  /** Fingerprints of recently delivered events (id, position after it, type, data). */
-  private readonly recent = new Set<string>();
+  /** Recently delivered events (id, position after it, type, data), to skip exact replays. */
+  private readonly recent: ReplayWindow;
   /** The id the events since the last `id:` hang off, and how many came after it. */
   private anchorId = "";
   private sinceId = 0;
@@ -131,7 +130,7 @@ export class SSEClient {
     this.retry = resolveRetry(options.retry);
     this.eventTypes = options.eventTypes?.length ? new Set(options.eventTypes) : undefined;
     this.stallTimeoutMs = positive("stallTimeoutMs", options.stallTimeoutMs ?? SSE_DEFAULTS.stallTimeoutMs);
-    this.dedupeWindow = nonNegative("dedupeWindow", options.dedupeWindow ?? SSE_DEFAULTS.dedupeWindow);
+    this.recent = new ReplayWindow(nonNegative("dedupeWindow", options.dedupeWindow ?? SSE_DEFAULTS.dedupeWindow));
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.parser = new SSEParser(options.lastEventId ?? "", options.maxEventBytes ?? SSE_DEFAULTS.maxEventBytes);
   }
@@ -358,18 +357,7 @@ export class SSEClient {
    * data still gets through; without any id there is no position, so nothing is skipped.
    */
   private isReplay(event: SSEDelivered): boolean {
-    if (this.dedupeWindow === 0 || event.lastEventId === "") return false;
-    const key = createHash("sha1")
-      .update(`${event.lastEventId}\u0000${event.sinceId}\u0000${event.type}\u0000`)
-      .update(event.invalidUtf8 ?? event.data)
-      .digest("base64");
-    if (this.recent.has(key)) return true;
-    this.recent.add(key);
-    if (this.recent.size > this.dedupeWindow) {
-      const oldest = this.recent.values().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
-    }
-    return false;
+    return event.lastEventId !== "" && this.recent.seen(event);
   }
 }
 
