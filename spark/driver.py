@@ -100,6 +100,26 @@ def short(err):
     return text[0][:500] if text else type(err).__name__
 
 
+class SetupError(Exception):
+    """The stream could not start: `stage` says what ("session": the SparkSession on the master,
+    "source": the source's path), so the TypeScript side names the option at fault."""
+
+    def __init__(self, stage, message):
+        super().__init__(message)
+        self.stage = stage
+
+
+def reason(err):
+    """An exception's first line; for a JVM exception, the Java one (Py4J's own says only which call failed)."""
+    java = getattr(err, "java_exception", None)
+    if java is not None:
+        try:
+            return short(java.toString())
+        except Exception:  # the gateway may be gone with the failed context
+            pass
+    return short(err)
+
+
 def read_table(spark, path, order_by):
     df = spark.read.format("delta").load(path)
     if order_by:
@@ -164,12 +184,20 @@ def source_frame(spark, src):
             F.col("offset").alias("o"),
         )
     if kind == "json":
+        # As Spark's file source: a glob may match nothing yet (files arrive later), a plain path must exist.
+        if not any(c in src["path"] for c in "{}[]*?\\") and not path_exists(spark, src["path"]):
+            raise SetupError("source", "json source %s: no such file or directory (expected a directory of newline-delimited JSON files)" % json.dumps(src["path"]))
         r = spark.readStream.format("text")
         if src.get("maxFilesPerTrigger"):
             r = r.option("maxFilesPerTrigger", str(src["maxFilesPerTrigger"]))
         df = r.load(src["path"]).withColumn("f", F.input_file_name())
         return df.select(F.col("value").alias("raw"), F.to_json(F.struct(F.col("f").alias("file"))).alias("position"), F.col("f").alias("p"))
     if kind == "delta":
+        from delta.tables import DeltaTable
+
+        if not DeltaTable.isDeltaTable(spark, src["path"]):
+            why = "is not a Delta table (it has no _delta_log)" if path_exists(spark, src["path"]) else "does not exist"
+            raise SetupError("source", "delta source %s %s: expected the path of a Delta table" % (json.dumps(src["path"]), why))
         r = spark.readStream.format("delta")
         changes = src.get("readChangeFeed")
         if changes is None:
@@ -192,6 +220,13 @@ def source_frame(spark, src):
             F.col("_commit_version").alias("p"),
         )
     raise ValueError("unknown source type " + repr(kind))
+
+
+def path_exists(spark, path):
+    """Whether a path exists, on whichever Hadoop file system it names (local, HDFS, s3a://, …)."""
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(p)
 
 
 def has_change_feed(spark, path):
@@ -257,7 +292,17 @@ def write_bad(spark, cfg, batch_id, bad):
 
 
 def stream(cfg):
-    spark = session(cfg)
+    try:
+        spark = session(cfg)
+        # A standalone master that never registered the application: Spark 3.5 still returns the
+        # session (its SparkContext stops moments later), named by the scheduler's fallback id
+        # instead of the master's `app-…` one. Decided by the time getOrCreate returns.
+        if cfg.get("master", "").startswith("spark://") and spark.sparkContext.applicationId.startswith("spark-application-"):
+            raise SetupError("session", "the master did not register the application (Spark's standalone client gave up after its registration retries)")
+    except SetupError:
+        raise
+    except Exception as err:
+        raise SetupError("session", reason(err))
     send({"event": "ready", "version": spark.version})
     df = source_frame(spark, cfg["source"])
     totals = {"batches": 0, "sourceCount": 0, "goodCount": 0, "badCount": 0, "supersededCount": 0}
@@ -333,6 +378,9 @@ def main():
         cfg.setdefault("appId", app_id(cfg))
         try:
             stream(cfg)
+        except SetupError as err:
+            send({"event": "error", "stage": err.stage, "error": str(err)})
+            sys.exit(1)
         except Exception as err:
             send({"event": "error", "error": short(err)})
             sys.exit(1)

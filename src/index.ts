@@ -52,7 +52,7 @@ export {
 
 // The in-process runtime
 export { StreamSink, StreamRunError, RUN_MODES } from "./sink/index.js";
-export { SparkEngine, SparkStreamSink, SparkRunError, DeltaReader, SparkDriverError } from "./spark/index.js";
+export { SparkEngine, SparkStreamSink, SparkRunError, SparkStartError, DeltaReader, SparkDriverError } from "./spark/index.js";
 export type { SparkSource, SparkTrigger, SparkStreamSinkOptions, SparkBatchReport, SparkRunSummary } from "./spark/index.js";
 export type { StreamSinkOptions, RunOptions, SinkRunOptions, BatchReport, StreamRunSummary, StopReason, StreamStart, CheckpointOption } from "./sink/index.js";
 

@@ -49,6 +49,11 @@ export class SparkDriver {
     return this.process.done;
   }
 
+  /** Exited, and its every stdout line handled (see LineProcess.outputEnded). */
+  get finished(): Promise<void> {
+    return this.process.done.then(() => this.process.outputEnded);
+  }
+
   /** Starts `driver.py MODE` with the config written to a private temp file. */
   static async start(mode: "serve" | "stream", config: DriverConfig, onEvent: (e: DriverEvent) => void = () => {}, runtime?: SparkRuntime): Promise<SparkDriver> {
     const rt = runtime ?? locateSpark();

@@ -287,6 +287,16 @@ export function joinLocation(location: string, name: string): string {
   return isUri(location) ? `${trimUri(location)}/${name}` : join(location, name);
 }
 
+/**
+ * Where a table's quarantine is, one rule for every writer (the lakes, SparkStreamSink): a
+ * `quarantine.target` that is a path (or URI) is a directory holding `<table>` (see
+ * LakeConfig.quarantine.dir); a name is a table beside the data, `<lake>/<target>`, `lake`
+ * being the directory that holds the table.
+ */
+export function quarantineLocationIn(lake: string, table: string, target: string): string {
+  return isQuarantinePath(target) ? quarantineLocation(target, table) : joinLocation(lake, target);
+}
+
 /** A path (or, for delta, URI) quarantine target's location for `table`. */
 function quarantineLocation(target: string, table: string): string {
   if (!isUri(target)) return quarantinePathDir(target, table);

@@ -7,74 +7,24 @@
  * quarantine table, each write once per batch (Delta's txnAppId / txnVersion).
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { ContractError } from "../contract/errors.js";
 import { loadContract } from "../contract/load.js";
 import type { Contract, FieldSpec } from "../contract/types.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, NonRetriableError } from "../errors.js";
+import { checkQuarantineTarget, isUri, joinLocation, quarantineLocationIn } from "../lake/config.js";
 import { quarantineIds } from "../lake/quarantine.js";
 import type { QuarantineRow } from "../lake/types.js";
-import type { Row, RuleCount } from "../engine/types.js";
+import type { Row } from "../engine/types.js";
 import { SparkDriver, SparkDriverError, type DriverEvent } from "../engine/spark-driver.js";
 import { SparkEngine } from "../engine/spark.js";
 import { jsonText, parseJsonRecord } from "../util/exact-json.js";
+import { checkMasterReachable, checkSparkSinkOptions } from "./options.js";
+import type { SparkBatchReport, SparkStreamSinkOptions } from "./types.js";
 
-export type SparkSource =
-  | { type: "kafka"; bootstrapServers: string | string[]; topic: string; startingOffsets?: "earliest" | "latest"; maxOffsetsPerTrigger?: number }
-  | { type: "json"; path: string; maxFilesPerTrigger?: number }
-  | {
-      type: "delta";
-      path: string;
-      /**
-       * Read the table's Change Data Feed (the rows each commit inserted or changed) instead of
-       * its files. Default: when the table records one (`delta.enableChangeDataFeed`, as
-       * LakeLogic's merge tables do), so a bronze that merges can be streamed.
-       */
-      readChangeFeed?: boolean;
-      /** The first table version to read; default the table's snapshot at the stream's start, then its new versions. */
-      startingVersion?: number;
-    };
-
-export type SparkTrigger = "available_now" | { processingTime: string };
-
-export interface SparkStreamSinkOptions {
-  source: SparkSource;
-  /** Spark's checkpoint directory: the source offsets and the batch ids live there. */
-  checkpointLocation: string;
-  trigger?: SparkTrigger;
-  /** The Delta table of good rows; default `<materialization.target_path>/<table>`. */
-  targetPath?: string;
-  /** The Delta quarantine table; default `<targetPath>_quarantine`. */
-  quarantinePath?: string;
-  /** Spark master; default `local[2]`. */
-  master?: string;
-  conf?: Record<string, string>;
-  /** Extra Maven coordinates for Spark to resolve (`spark.jars.packages`). */
-  packages?: string[];
-  onBatch?: (report: SparkBatchReport) => void;
-}
-
-export interface SparkBatchReport {
-  batchId: number;
-  sourceCount: number;
-  goodCount: number;
-  badCount: number;
-  supersededCount: number;
-  /** Quarantine rows of a replayed batch that Delta had already committed. */
-  badAlreadyPresent: number;
-  ruleCounts: RuleCount[];
-  durationMs: number;
-  /**
-   * Where the batch's time went, in ms: `read` Spark reading the micro-batch and collecting it on
-   * the driver; `handOver` from then until the driver had the rows to write (records to Node,
-   * `validate` — the compiled statement on the driver's session, records there and back once
-   * more — and the validated rows back to the driver); `merge` the good rows' Delta MERGE (or
-   * append); `quarantine` the quarantine table's append.
-   */
-  phasesMs: { read: number; handOver: number; validate: number; merge: number; quarantine: number };
-}
+export type { SparkBatchReport, SparkSource, SparkStreamSinkOptions, SparkTrigger } from "./types.js";
 
 type PendingReport = Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs" | "phasesMs"> & { validateMs: number };
 
@@ -93,6 +43,20 @@ export interface SparkRunSummary {
   checkpointLocation: string;
   startedAt: Date;
   finishedAt: Date;
+}
+
+/**
+ * The SparkSession did not start on the master (nothing there speaks Spark, the cluster refused
+ * the application): nothing was read or written. Not retriable as such: the master is to be
+ * checked (LAKELOGIC_SPARK_DEBUG=1 shows Spark's log).
+ */
+export class SparkStartError extends NonRetriableError {
+  constructor(
+    readonly master: string,
+    readonly reason: string,
+  ) {
+    super("SPARK_START", `the SparkSession did not start on master ${master}: ${reason}`);
+  }
 }
 
 /** The stream failed after it started: `summary` counts the micro-batches Delta committed before. */
@@ -141,9 +105,31 @@ export function deltaTargets(contract: Contract, options: Pick<SparkStreamSinkOp
     );
   }
   const base = contract.materialization.targetPath;
-  const target = options.targetPath ?? (base ? join(base, contract.materialization.table) : undefined);
+  const table = contract.materialization.table;
+  const target = options.targetPath ?? (base ? joinLocation(base, table) : undefined);
   if (!target) throw new ConfigError("targetPath", `SparkStreamSink needs a Delta table path: pass targetPath or set materialization.target_path${inFile(contract)}`);
-  return { target, quarantine: options.quarantinePath ?? `${target}_quarantine` };
+  if (options.quarantinePath !== undefined) return { target, quarantine: options.quarantinePath };
+  const named = declaredQuarantineTarget(contract);
+  if (named === undefined) return { target, quarantine: `${target}_quarantine` };
+  checkQuarantineTarget(named, table, "delta");
+  // The lake's rule: a name is a table beside the Delta table, in the directory that holds it.
+  const lake = options.targetPath === undefined ? base! : parentOf(options.targetPath);
+  return { target, quarantine: quarantineLocationIn(lake, table, named) };
+}
+
+/** `quarantine.target` (or its spellings `table`, `location`) when the contract writes one. */
+function declaredQuarantineTarget(contract: Contract): string | undefined {
+  const raw = contract.raw?.["quarantine"];
+  if (raw === null || typeof raw !== "object") return undefined;
+  const keys = ["target", "table", "location"];
+  return keys.some((k) => typeof (raw as Record<string, unknown>)[k] === "string") ? contract.quarantine.target : undefined;
+}
+
+/** The directory holding a table path or URI. */
+function parentOf(location: string): string {
+  if (!isUri(location)) return dirname(location);
+  const trimmed = location.replace(/\/+$/, "");
+  return trimmed.slice(0, trimmed.lastIndexOf("/"));
 }
 
 /** What SparkStreamSink needs of a contract: declared fields (the Delta schema) and a Delta target. */
@@ -158,6 +144,15 @@ async function loadContractFile(path: string): Promise<Contract> {
     throw new ContractError([{ path: "", file: path, message: "contract file not found", expected: "the path of a YAML contract" }]);
   }
   return loadContract(path);
+}
+
+/**
+ * The driver's reason for a session that did not start, with the first ERROR line of Spark's
+ * own log when it says more (a standalone master's "All masters are unresponsive! Giving up.").
+ */
+function sparkLogReason(reason: string, tail: string): string {
+  const logged = /^\S+ \S+ ERROR [^:]+: (.+)$/m.exec(tail)?.[1]?.trim();
+  return logged && !reason.includes(logged) ? `${reason} (Spark: ${logged})` : reason;
 }
 
 /** The run's counts: the sums of its committed batches. */
@@ -179,6 +174,7 @@ export class SparkStreamSink {
     private readonly contract: Contract | string,
     private readonly options: SparkStreamSinkOptions,
   ) {
+    checkSparkSinkOptions(options);
     if (typeof contract !== "string") checkedTargets(contract, options);
   }
 
@@ -198,6 +194,9 @@ export class SparkStreamSink {
     const contract = typeof this.contract === "string" ? await loadContractFile(this.contract) : this.contract;
     const targets = checkedTargets(contract, this.options);
     const o = this.options;
+    const master = o.master ?? "local[2]";
+    // Before a JVM starts: a master nothing answers at is named now, not after Spark's retries.
+    await checkMasterReachable(master);
     const trigger = o.trigger ?? "available_now";
     const startedAt = new Date();
     const dir = await mkdtemp(join(tmpdir(), "lakelogic-spark-stream-"));
@@ -225,7 +224,7 @@ export class SparkStreamSink {
       driver = await SparkDriver.start(
         "stream",
         {
-          master: o.master ?? "local[2]",
+          master,
           appName: `lakelogic-stream-${contract.dataset}`,
           ...(o.conf ? { conf: o.conf } : {}),
           ...(o.packages ? { packages: o.packages } : {}),
@@ -251,7 +250,8 @@ export class SparkStreamSink {
       for (;;) {
         const e = events.shift();
         if (e) return e;
-        const exited = await Promise.race([driver.done.then(() => "exit" as const), new Promise<"event">((r) => (wake = () => r("event")))]);
+        // Its exit is final once its last lines are read: the error that explains it may come last.
+        const exited = await Promise.race([driver.finished.then(() => "exit" as const), new Promise<"event">((r) => (wake = () => r("event")))]);
         wake = undefined;
         if (exited === "exit" && events.length === 0) return undefined;
       }
@@ -283,6 +283,9 @@ export class SparkStreamSink {
           reports.push(report);
           o.onBatch?.(report);
         } else if (e.event === "error") {
+          // What kept the stream from starting is bad input, named; anything later is a failed run.
+          if (e.stage === "session") throw new SparkStartError(master, sparkLogReason(String(e.error), driver.tail()));
+          if (e.stage === "source") throw new ConfigError("source.path", String(e.error));
           throw new SparkDriverError(`the Spark stream failed: ${String(e.error)}`);
         } else if (e.event === "summary") {
           break;

@@ -31,6 +31,11 @@ export class LineProcess {
   readonly child: ChildProcess;
   readonly ready: Promise<LineEvent>;
   readonly done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Every line of stdout has been handled (its end reached). A process's exit can be seen before
+   * its last lines are read: whoever waits for lines that may come last waits for this too.
+   */
+  readonly outputEnded: Promise<void>;
 
   constructor(command: string, args: readonly string[], private readonly options: LineProcessOptions) {
     this.child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], ...(options.env ? { env: options.env } : {}) });
@@ -47,7 +52,9 @@ export class LineProcess {
       this.stderrTail = (this.stderrTail + d).slice(-TAIL);
       if (options.echoStderr) process.stderr.write(d);
     });
-    createInterface({ input: child.stdout! }).on("line", (line) => {
+    const lines = createInterface({ input: child.stdout! });
+    this.outputEnded = new Promise((res) => lines.once("close", () => res()));
+    lines.on("line", (line) => {
       let msg: LineReply | LineEvent;
       try {
         msg = JSON.parse(line) as LineReply | LineEvent;

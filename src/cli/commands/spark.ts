@@ -31,8 +31,10 @@ Options:
 Output: logs go to stderr, one log line per committed micro-batch (info). At the end a text
 summary on stdout, or with --json one JSON line ({"stoppedBy":"end"|"stop"|"error", …,
 "error":{name,message} on failure}). Spark's own log: LAKELOGIC_SPARK_DEBUG=1.
-Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 usage,
-130 / 143 stopped by SIGINT / SIGTERM (after the micro-batch in flight).
+Exit codes: 0 done, 1 the run failed (the summary of what was committed is printed), 2 bad
+input before the stream started (flags, a contract Spark cannot run, a master nothing answers
+at or where no SparkSession starts, a source path that does not exist), 130 / 143 stopped by
+SIGINT / SIGTERM (after the micro-batch in flight).
 
 Example:
   lakelogic spark run contracts/orders.yaml --source kafka://127.0.0.1:9092/orders \\
