@@ -9,7 +9,7 @@ import type { GoodParquet } from "./types.js";
 
 let iota = new Int32Array(0);
 /** 0, 1, …, n - 1: a view of one array, grown as batches grow (Int32Array.from cost ~2.5 ms per 10,000). */
-export function positions(n: number): Int32Array {
+export function rowPositions(n: number): Int32Array {
   if (iota.length < n) iota = Int32Array.from({ length: Math.max(n, iota.length * 2) }, (_, i) => i);
   return iota.subarray(0, n);
 }

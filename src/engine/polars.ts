@@ -20,7 +20,7 @@ import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./pla
 import { toRustRegex } from "./regex.js";
 import { quoteIdent } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
-import { goodParquet, keptColumns, positions } from "./polars-good.js";
+import { goodParquet, keptColumns, rowPositions } from "./polars-good.js";
 
 type Pl = typeof PolarsModule.default;
 type PExpr = PolarsModule.Expr;
@@ -411,7 +411,7 @@ export class PolarsEngine implements Engine {
     const pl = this.pl;
     const plan = c.plan;
     const series = [
-      pl.Series("__ll_i", positions(enc.n), pl.Int32),
+      pl.Series("__ll_i", rowPositions(enc.n), pl.Int32),
       // Read only by the unknown-fields check: a Series costs ~0.5 µs per value even when all are null.
       ...(plan.tracksUnknown ? [pl.Series(UNKNOWN_COL, enc.unknown, pl.Utf8)] : []),
       ...plan.tagWords.map((name, w) => pl.Series(name, enc.tags[w]!, pl.Float64)),

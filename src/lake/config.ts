@@ -297,6 +297,11 @@ export function quarantineLocationIn(lake: string, table: string, target: string
   return isQuarantinePath(target) ? quarantineLocation(target, table) : joinLocation(lake, target);
 }
 
+/** Where a resolved lake's quarantine is (quarantineLocationIn, for its table and target). */
+export function quarantineLocationOf(config: LakeConfig): string {
+  return quarantineLocationIn(config.targetPath, config.table, config.quarantine.target);
+}
+
 /** A path (or, for delta, URI) quarantine target's location for `table`. */
 function quarantineLocation(target: string, table: string): string {
   if (!isUri(target)) return quarantinePathDir(target, table);

@@ -8,7 +8,7 @@ import { LakeLogicError } from "../errors.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { BatchStage } from "./stage.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
-import { joinLocation, quarantineLocationIn, type LakeConfig } from "./config.js";
+import { joinLocation, quarantineLocationOf, type LakeConfig } from "./config.js";
 import { commitOf } from "./commit-log.js";
 import { TableCheckpointStore, decodeCommit, encodeCommit, type DeltaCommitMeta } from "./table-checkpoint.js";
 import { DeltaHelper, DeltaHelperError } from "./delta-helper.js";
@@ -57,7 +57,7 @@ export class DeltaLakeWriter implements LakeWriter {
     const stageDir = mkdtempSync(join(tmpdir(), "lakelogic-delta-"));
     try {
       const tableUri = joinLocation(config.targetPath, config.table);
-      const quarantineUri = !config.quarantine.enabled ? undefined : quarantineLocationIn(config.targetPath, config.table, config.quarantine.target);
+      const quarantineUri = !config.quarantine.enabled ? undefined : quarantineLocationOf(config);
       const plans = planColumns(config);
       const found = await helper.request<{ exists: boolean; columns?: StoredColumn[]; record?: ReturnType<typeof recordOf> | null }>("open", {
         uri: tableUri,

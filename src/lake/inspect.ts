@@ -24,7 +24,7 @@ import type { Contract, LakeFormat } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { redactText } from "../util/redact.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
-import { CHECKPOINT_TABLE, DUCKDB_FILE, joinLocation, quarantineLocationIn, resolveLakeConfig, type LakeConfig } from "./config.js";
+import { CHECKPOINT_TABLE, DUCKDB_FILE, joinLocation, quarantineLocationOf, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { COMMITS_TABLE } from "./commit-log.js";
 import { DeltaHelper } from "./delta-helper.js";
 import { loadDeltaHeld, storageOptions } from "./delta-writer.js";
@@ -306,7 +306,7 @@ const QUARANTINE_READ = ["quarantine_id", "batch_id", "record", "raw", "raw_enco
 
 async function inspectDelta(config: LakeConfig, limit: number): Promise<Omit<LakeInspection, "format">> {
   const uri = joinLocation(config.targetPath, config.table);
-  const quri = quarantineLocationIn(config.targetPath, config.table, config.quarantine.target);
+  const quri = quarantineLocationOf(config);
   const helper = DeltaHelper.start();
   const dir = mkdtempSync(join(tmpdir(), "lakelogic-delta-inspect-"));
   try {

@@ -23,7 +23,7 @@ import type { Contract, LakeFormat } from "../contract/types.js";
 import { ConfigError } from "../errors.js";
 import { redactText } from "../util/redact.js";
 import { quoteString } from "../util/sql-text.js";
-import { DUCKDB_FILE, joinLocation, quarantineLocationIn, resolveLakeConfig, type LakeConfig } from "./config.js";
+import { DUCKDB_FILE, joinLocation, quarantineLocationOf, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { DeltaHelper } from "./delta-helper.js";
 import { storageOptions } from "./delta-writer.js";
 import { acquireDatabase } from "./duckdb-db.js";
@@ -153,7 +153,7 @@ async function maintainDelta(config: LakeConfig, options: MaintainOptions & { re
     { name: config.table, role: "table", location: joinLocation(config.targetPath, config.table) },
   ];
   if (config.quarantine.enabled) {
-    const location = quarantineLocationIn(config.targetPath, config.table, config.quarantine.target);
+    const location = quarantineLocationOf(config);
     targets.push({ name: config.quarantine.target, role: "quarantine", location });
   }
   const helper = DeltaHelper.start();

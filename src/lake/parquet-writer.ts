@@ -14,7 +14,7 @@ import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { buildChunks, convertAll, selectRows } from "./chunks.js";
 import { keyMatch, stageDeletes } from "./stage.js";
 import { planColumns, type ColumnPlan } from "./columns.js";
-import { quarantineLocationIn, type LakeConfig } from "./config.js";
+import { quarantineLocationOf, type LakeConfig } from "./config.js";
 import { LakeWriteError } from "./errors.js";
 import { prepareQuarantine, QUARANTINE_COLUMNS } from "./quarantine.js";
 import { takeLock, writeFileAtomic } from "./dataset-files.js";
@@ -87,7 +87,7 @@ export function tableDir(config: LakeConfig): string {
 
 /** Where this table's quarantine files go: beside the table, or under a path target (LakeConfig.quarantine.dir). */
 export function quarantineDir(config: LakeConfig): string {
-  return quarantineLocationIn(config.targetPath, config.table, config.quarantine.target);
+  return quarantineLocationOf(config);
 }
 
 export function readManifest(config: LakeConfig): Manifest | undefined {

@@ -17,7 +17,7 @@ import type { Contract } from "../contract/types.js";
 import type { Row } from "../engine/types.js";
 import { quoteIdent, quoteString } from "../util/sql-text.js";
 import { planColumns } from "./columns.js";
-import { DUCKDB_FILE, EXTRA_COLUMN, joinLocation, quarantineLocationIn, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
+import { DUCKDB_FILE, EXTRA_COLUMN, joinLocation, quarantineLocationOf, RECORD_COLUMN, resolveLakeConfig, type LakeConfig } from "./config.js";
 import { DeltaHelper } from "./delta-helper.js";
 import { storageOptions } from "./delta-writer.js";
 import { acquireDatabase } from "./duckdb-db.js";
@@ -147,7 +147,7 @@ async function query(config: LakeConfig, which: "table" | "quarantine"): Promise
 
 /** A Delta table's current snapshot, read by delta-rs and handed over as one Parquet file. */
 async function readDelta(config: LakeConfig, which: "table" | "quarantine"): Promise<Row[]> {
-  const uri = which === "table" ? joinLocation(config.targetPath, config.table) : quarantineLocationIn(config.targetPath, config.table, config.quarantine.target);
+  const uri = which === "table" ? joinLocation(config.targetPath, config.table) : quarantineLocationOf(config);
   const dir = mkdtempSync(join(tmpdir(), "lakelogic-delta-read-"));
   const helper = DeltaHelper.start();
   try {

@@ -6,6 +6,7 @@
  */
 import { Socket } from "node:net";
 import { ConfigError } from "../errors.js";
+import { showValue } from "../sources/core/field-cursor.js";
 import { optionNames, refuseUnknownOptions } from "../sources/core/unknown-options.js";
 import type { SparkSource, SparkStreamSinkOptions, SparkTrigger } from "./types.js";
 
@@ -21,17 +22,8 @@ const SOURCE_OPTIONS: Record<SparkSource["type"], readonly string[]> = {
   delta: optionNames<DeltaSource>()(["type", "path", "readChangeFeed", "startingVersion"]),
 };
 
-/** A value as an error message shows it: JSON where it has one, else its kind. */
-function shown(v: unknown): string {
-  if (v === undefined) return "undefined";
-  if (typeof v === "function") return "a function";
-  if (typeof v === "bigint") return `${v}n`;
-  try {
-    return JSON.stringify(v) ?? typeof v;
-  } catch {
-    return typeof v;
-  }
-}
+/** A value as an error message shows it (a function by its kind). */
+const shown = (v: unknown): string => (typeof v === "function" ? "a function" : showValue(v));
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
