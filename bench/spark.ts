@@ -99,8 +99,7 @@ try {
           files,
           // Outside the micro-batches: the JVM, the SparkSession, the query's start and stop.
           startSeconds: Math.round((sparkSeconds - inBatches / 1000) * 10) / 10,
-          // Inside them (handOver includes validate).
-          phaseSeconds: { read: phase("read"), handOver: phase("handOver"), validate: phase("validate"), merge: phase("merge"), quarantine: phase("quarantine") },
+          phaseSeconds: { validate: phase("validate"), merge: phase("merge"), quarantine: phase("quarantine") },
         },
         streamSink: { engine: "duckdb", seconds: Math.round(nodeSeconds * 100) / 100, rowsPerSecond: rate(node.sourceCount, nodeSeconds), batches: node.batches },
         ratio: Math.round((sparkSeconds / nodeSeconds) * 10) / 10,

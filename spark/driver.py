@@ -47,6 +47,12 @@ def session(cfg):
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        # Dates and timestamps are proleptic Gregorian, as in JavaScript and DuckDB: written and
+        # read as they are, without the Julian-calendar rebase Spark otherwise asks about.
+        "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+        "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+        "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+        "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
     }
     if cfg.get("jars"):
         conf["spark.jars"] = ",".join(cfg["jars"])
@@ -120,8 +126,10 @@ def reason(err):
     return short(err)
 
 
-def read_table(spark, path, order_by):
+def read_table(spark, path, order_by, select=None):
     df = spark.read.format("delta").load(path)
+    if select:
+        df = df.selectExpr(*select)
     if order_by:
         df = df.orderBy(*order_by)
     schema = [f.name for f in df.schema.fields]
@@ -137,7 +145,7 @@ def handle(spark, req):
         validate(spark, req["stmt"], req["cols"])
         return {}
     if op == "read":
-        return read_table(spark, req["path"], req.get("orderBy"))
+        return read_table(spark, req["path"], req.get("orderBy"), req.get("select"))
     raise ValueError("unknown request " + repr(op))
 
 
@@ -247,23 +255,17 @@ def table_version(spark, path):
     return DeltaTable.forPath(spark, path).history(1).collect()[0]["version"]
 
 
-def write_good(spark, cfg, batch_id, good):
+QUARANTINE_SCHEMA = "quarantine_id STRING, batch_id BIGINT, record STRING, raw STRING, reasons ARRAY<STRING>, rule_ids ARRAY<STRING>, position STRING, quarantined_at TIMESTAMP"
+
+
+def write_good(spark, cfg, batch_id, df):
     """MERGE the good rows on the primary key; once per batch (Delta's txnAppId/txnVersion)."""
     from delta.tables import DeltaTable
 
-    fields = cfg["fields"]
-    if not good:
-        return
-    schema = ", ".join("`%s` STRING" % f["name"].replace("`", "``") for f in fields)
-    df = spark.createDataFrame([[None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in row] for row in good], schema)
-    df = df.select(*[df["`%s`" % f["name"].replace("`", "``")].cast(f["sparkType"]).alias(f["name"]) for f in fields])
     path, app = cfg["targetPath"], cfg["appId"]
     keys = cfg["primaryKey"]
-    if not DeltaTable.isDeltaTable(spark, path):
+    if not keys or not DeltaTable.isDeltaTable(spark, path):
         # The first batch creates the table; Delta's transaction id still guards a replay.
-        df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch_id).save(path)
-        return
-    if not keys:
         df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch_id).save(path)
         return
     spark.conf.set("spark.databricks.delta.write.txnAppId", app)
@@ -276,19 +278,136 @@ def write_good(spark, cfg, batch_id, good):
         spark.conf.unset("spark.databricks.delta.write.txnVersion")
 
 
-def write_bad(spark, cfg, batch_id, bad):
-    """Append quarantine rows; Delta skips a batch this app already committed. Returns rows skipped."""
-    if not bad:
-        return 0
-    schema = "quarantine_id STRING, batch_id BIGINT, record STRING, raw STRING, reasons ARRAY<STRING>, rule_ids ARRAY<STRING>, position STRING, quarantined_at TIMESTAMP"
-    from datetime import datetime, timezone
-
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    rows = [[b["id"], batch_id, b.get("record"), b.get("raw"), b["reasons"], b["ruleIds"], b.get("position"), now] for b in bad]
+def write_bad(spark, cfg, batch_id, df):
+    """Append quarantine rows; Delta skips a batch this app already committed. Returns whether it did."""
     path = cfg["quarantinePath"]
     before = table_version(spark, path)
-    spark.createDataFrame(rows, schema).write.format("delta").mode("append").option("txnAppId", cfg["appId"] + ":q").option("txnVersion", batch_id).save(path)
-    return len(bad) if table_version(spark, path) == before else 0
+    df.write.format("delta").mode("append").option("txnAppId", cfg["appId"] + ":q").option("txnVersion", batch_id).save(path)
+    return table_version(spark, path) == before
+
+
+def q(name):
+    return "`%s`" % name.replace("`", "``")
+
+
+class Executors:
+    """One micro-batch validated where its rows are: the contract's plan (spark/jsvalues.py for
+    the records, the compiled statement for the rules), the good rows MERGEd and the bad ones
+    appended from the executors. The driver sees the batch's counts only."""
+
+    def __init__(self, spark, cfg):
+        import jsvalues
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+        self.x = x = cfg["executor"]
+        self.cfg = cfg
+        self.encode = F.udf(jsvalues.encoder(x), jsvalues.encoder_schema(x))
+        explain_type = StructType([
+            StructField("record", StringType()),
+            StructField("identity", StringType()),
+            StructField("reasons", ArrayType(StringType())),
+            StructField("rule_ids", ArrayType(StringType())),
+        ])
+        self.explain = F.udf(jsvalues.explainer(x), explain_type)
+
+    def check(self, spark):
+        """Analyse the statement once before the stream starts: a rule naming a function or a
+        column Spark does not have is refused now, with Spark's reason, not in a micro-batch."""
+        import jsvalues
+
+        schema = jsvalues.encoder_schema(self.x)
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        fields = [StructField("__ll_i", StructType([StructField("p", StringType()), StructField("o", StringType())]))]
+        fields += [StructField("__ll_raw", StringType()), StructField("__ll_pos", StringType())]
+        fields += [f for f in schema.fields if f.name not in ("__ll_state", "__ll_detail")]
+        spark.createDataFrame([], StructType(fields)).createOrReplaceTempView("__ll_batch")
+        try:
+            spark.sql(self.x["sql"]).selectExpr(*[g["sql"] for g in self.x["good"]])
+        except Exception as err:
+            raise SetupError("contract", reason(err))
+        finally:
+            spark.catalog.dropTempView("__ll_batch")
+
+    def run(self, batch_df, batch_id):
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+        from pyspark.sql.window import Window
+
+        x, cfg = self.x, self.cfg
+        spark = batch_df.sparkSession
+        times = {"started": time.time()}
+        enc = batch_df.select(
+            F.struct(F.col("p"), F.col("o")).alias("__ll_i"),
+            F.col("raw").alias("__ll_raw"),
+            F.col("position").alias("__ll_pos"),
+            self.encode(F.col("raw")).alias("e"),
+        ).select("__ll_i", "__ll_raw", "__ll_pos", "e.*")
+        enc.persist(StorageLevel.MEMORY_AND_DISK)
+        enc.where("__ll_state = 0").drop("__ll_state", "__ll_detail").createOrReplaceTempView("__ll_batch")
+        ev = spark.sql(x["sql"])
+        ev.persist(StorageLevel.MEMORY_AND_DISK)
+        sup = x.get("supersededCol")
+        bad_col = q(x["badCol"])
+        good_when = "NOT %s" % bad_col + (" AND NOT %s" % q(sup) if sup else "")
+        # One pass for every count: the rows, the bad, the superseded and each check's failures.
+        aggs = ["count(*)", "count_if(%s)" % bad_col, ("count_if(NOT %s AND %s)" % (bad_col, q(sup))) if sup else "0"]
+        aggs += ["count_if(%s)" % q(c["flag"]) for c in x["checks"]]
+        counted = ev.selectExpr(*["CAST(%s AS BIGINT)" % a for a in aggs]).collect()[0]
+        objects, bad_objects, superseded = counted[0], counted[1], counted[2]
+        check_counts = [int(v) for v in counted[3:]]
+        states = enc.selectExpr("CAST(count(*) AS BIGINT)", "CAST(count_if(__ll_state = 1) AS BIGINT)", "CAST(count_if(__ll_state = 2) AS BIGINT)").collect()[0]
+        total, not_json, not_object = int(states[0]), int(states[1]), int(states[2])
+        times["validated"] = time.time()
+
+        good = ev.where(good_when).selectExpr(*[g["sql"] for g in x["good"]])
+        good_count = objects - bad_objects - superseded
+        if good_count > 0:
+            write_good(spark, cfg, batch_id, good)
+        times["merged"] = time.time()
+
+        fail = q(x["failCol"]) if x["checks"] else "CAST(NULL AS STRING)"
+        bad = ev.where(bad_col).selectExpr("__ll_i", "__ll_raw", "__ll_pos", "0 AS __ll_state", "CAST(NULL AS STRING) AS __ll_detail", "%s AS __ll_fail" % fail, "%s AS __ll_unknown" % q(x["unknownCol"]))
+        other = enc.where("__ll_state <> 0").selectExpr("__ll_i", "__ll_raw", "__ll_pos", "__ll_state", "__ll_detail", "CAST(NULL AS STRING) AS __ll_fail", "CAST(NULL AS STRING) AS __ll_unknown")
+        bad_count = bad_objects + not_json + not_object
+        already = 0
+        if bad_count > 0:
+            ex = bad.unionByName(other).select(
+                "__ll_i", "__ll_raw", "__ll_pos",
+                self.explain("__ll_raw", "__ll_pos", "__ll_state", "__ll_detail", "__ll_fail", "__ll_unknown").alias("x"),
+            )
+            # Rows alike in position, payload and record are told apart by their order (quarantineIds).
+            ordinal = F.row_number().over(Window.partitionBy("x.identity").orderBy("__ll_i")) - 1
+            rows = ex.select(
+                F.substring(F.sha2(F.concat(F.lit("lakelogic.quarantine.v1\n"), F.col("x.identity"), F.lit("\n"), ordinal.cast("string")), 256), 1, 32).alias("quarantine_id"),
+                F.lit(batch_id).cast("bigint").alias("batch_id"),
+                F.col("x.record").alias("record"),
+                F.col("__ll_raw").alias("raw"),
+                F.col("x.reasons").alias("reasons"),
+                F.col("x.rule_ids").alias("rule_ids"),
+                F.col("__ll_pos").alias("position"),
+                F.current_timestamp().alias("quarantined_at"),
+            )
+            if write_bad(spark, cfg, batch_id, rows):
+                already = bad_count
+        times["done"] = time.time()
+        ev.unpersist()
+        enc.unpersist()
+        ms = lambda a, b: int((times[b] - times[a]) * 1000)  # noqa: E731
+        return {
+            "sourceCount": total,
+            "goodCount": good_count,
+            "badCount": bad_count,
+            "supersededCount": superseded,
+            "notObjectCount": not_object,
+            "checkCounts": check_counts,
+            "badAlreadyPresent": already,
+            "durationMs": ms("started", "done"),
+            "validateMs": ms("started", "validated"),
+            "mergeMs": ms("validated", "merged"),
+            "quarantineMs": ms("merged", "done"),
+        }
 
 
 def stream(cfg):
@@ -304,45 +423,24 @@ def stream(cfg):
     except Exception as err:
         raise SetupError("session", reason(err))
     send({"event": "ready", "version": spark.version})
+    # The executors import spark/jsvalues.py: shipped with the job, so a cluster needs no install.
+    spark.sparkContext.addPyFile(os.path.join(os.path.dirname(os.path.abspath(__file__)), "jsvalues.py"))
     df = source_frame(spark, cfg["source"])
+    executors = Executors(spark, cfg)
+    executors.check(spark)
     totals = {"batches": 0, "sourceCount": 0, "goodCount": 0, "badCount": 0, "supersededCount": 0}
 
     def each(batch_df, batch_id):
         from pyspark.sql import functions as F
 
-        started = time.time()
         if "o" not in batch_df.columns:
             # Files and Delta rows: their order within the micro-batch, as read.
             batch_df = batch_df.withColumn("o", F.monotonically_increasing_id())
-        rows = batch_df.orderBy("p", "o").select("raw", "position").collect()
-        collected = time.time()
-        send({"event": "batch", "batchId": batch_id, "records": [r["raw"] for r in rows], "positions": [r["position"] for r in rows]})
-        while True:
-            req = recv()
-            if req.get("op") == "write":
-                break
-            serve_one(spark, req)
-        handed = time.time()
-        write_good(spark, cfg, batch_id, req["good"])
-        merged = time.time()
-        already = write_bad(spark, cfg, batch_id, req["bad"])
-        done = time.time()
-        report = {k: req[k] for k in ("sourceCount", "goodCount", "badCount", "supersededCount")}
-        for k in report:
+        report = executors.run(batch_df, batch_id)
+        for k in ("sourceCount", "goodCount", "badCount", "supersededCount"):
             totals[k] += report[k]
         totals["batches"] += 1
-        ms = lambda a, b: int((b - a) * 1000)  # noqa: E731
-        send({
-            "event": "committed",
-            "batchId": batch_id,
-            "badAlreadyPresent": already,
-            "durationMs": ms(started, done),
-            "readMs": ms(started, collected),
-            "handOverMs": ms(collected, handed),
-            "mergeMs": ms(handed, merged),
-            "quarantineMs": ms(merged, done),
-            **report,
-        })
+        send({"event": "committed", "batchId": batch_id, **report})
 
     w = df.writeStream.foreachBatch(each).option("checkpointLocation", cfg["checkpointLocation"])
     trig = cfg["trigger"]

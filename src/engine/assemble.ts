@@ -60,7 +60,11 @@ function kindOf(v: unknown): string {
 
 function message(check: Check, rec: Record<string, unknown>, unknown: string | null): string {
   const f = check.field;
-  const shown = f ? showValue(lookupField(rec, f)) : "";
+  return messageWith(check, f ? showValue(lookupField(rec, f)) : "", unknown);
+}
+
+function messageWith(check: Check, shown: string, unknown: string | null): string {
+  const f = check.field;
   switch (check.kind) {
     case "unknown":
       return `unknown fields: ${unknown ?? ""}`;
@@ -89,6 +93,38 @@ function ruleMessage(rule: RowRule, field: string, shown: string): string {
     case "sql":
       return `${rule.id}: not true: ${rule.sql}`;
   }
+}
+
+/**
+ * A check's message as fixed text around the one varying part: the field's value as showValue
+ * spells it (`value`), the record's unknown keys (`unknown`), or nothing. For engines that build
+ * messages away from this process (SparkStreamSink's executors) from the same wording.
+ */
+export interface MessageTemplate {
+  before: string;
+  after: string;
+  show: "value" | "unknown" | "none";
+}
+
+const SLOT = "\u0000\u0001slot\u0001\u0000";
+
+export function messageTemplate(check: Check): MessageTemplate {
+  const show = check.kind === "unknown" ? "unknown" : check.field ? "value" : "none";
+  const parts = messageWith(check, show === "value" ? SLOT : "", show === "unknown" ? SLOT : null).split(SLOT);
+  if (parts.length === 1) return { before: parts[0]!, after: "", show: "none" };
+  if (parts.length !== 2) throw new Error(`internal error: the message of ${check.ruleId} shows its value twice`);
+  return { before: parts[0]!, after: parts[1]!, show };
+}
+
+/** The batch's rule counts: records that were not objects first, then each check's failures. */
+export function ruleCountsOf(plan: Plan, counts: readonly number[], notObject: number): RuleCount[] {
+  const ruleCounts: RuleCount[] = [];
+  if (notObject > 0) ruleCounts.push({ ruleId: "record:not_object", severity: "error", failed: notObject });
+  for (const c of plan.checks) {
+    const failed = counts[c.code] ?? 0;
+    if (!c.builtin || failed > 0) ruleCounts.push({ ruleId: c.ruleId, severity: c.severity, failed });
+  }
+  return ruleCounts;
 }
 
 function datasetResult(rule: DatasetRule, value: number | null | undefined, goodCount: number, error?: string): DatasetRuleResult {
@@ -333,12 +369,7 @@ export function assemble(
   }
 
   // ── counts ──
-  const ruleCounts: RuleCount[] = [];
-  if (notObj.length > 0) ruleCounts.push({ ruleId: "record:not_object", severity: "error", failed: notObj.length });
-  for (const c of checks) {
-    const failed = out?.counts[c.code] ?? 0;
-    if (!c.builtin || failed > 0) ruleCounts.push({ ruleId: c.ruleId, severity: c.severity, failed });
-  }
+  const ruleCounts = ruleCountsOf(plan, out?.counts ?? [], notObj.length);
   const goodCount = out?.goodCount ?? 0;
   const datasetRules = plan.dataset.map((d, i) => datasetResult(d.rule, out?.dataset[i], goodCount, out?.datasetErrors?.[i]));
   const result = { goodCount, supersededCount, bad, ruleCounts, datasetRules } as ValidationResult;

@@ -273,7 +273,16 @@ function sparkMeasure(d: DatasetPlan, good: string): string {
  * The plan as Spark SQL. Throws ConfigError (option: the rule, or "contract") when a rule or
  * pattern has no exact Spark meaning.
  */
-export function buildSparkStatement(plan: Plan, contract: Contract): SparkStatement {
+export interface SparkStatementOptions {
+  /** More columns of the batch view that the statement returns as they are. */
+  carry?: Array<{ name: string; type: "BIGINT" | "STRING" }>;
+  /** More of the statement's own columns to return (a declared field's typed value, by name). */
+  keep?: string[];
+  /** ORDER BY arrival (default true): the serving engine reads rows back by position; on the executors no order is needed. */
+  ordered?: boolean;
+}
+
+export function buildSparkStatement(plan: Plan, contract: Contract, options: SparkStatementOptions = {}): SparkStatement {
   for (const check of plan.checks) {
     const rule = check.rule;
     try {
@@ -303,6 +312,7 @@ export function buildSparkStatement(plan: Plan, contract: Contract): SparkStatem
     { name: UNKNOWN_COL, type: "STRING" },
     ...plan.tagWords.map((name) => ({ name, type: "BIGINT" as const })),
     ...plan.fields.map((f) => ({ name: f.text, type: "STRING" as const })),
+    ...(options.carry ?? []),
   ];
   const layers: Layer[] = [
     ...stagedLayers(plan.layers),
@@ -313,6 +323,8 @@ export function buildSparkStatement(plan: Plan, contract: Contract): SparkStatem
     (l, i) => `s${i + 1} AS (SELECT *, ${l.columns.map(([n, e]) => `${toSparkSql(e)} AS ${sparkIdent(n)}`).join(", ")} FROM ${i === 0 ? BATCH_VIEW : `s${i}`})`,
   );
   const keep = new Set(["__ll_i", BAD_COL, ...plan.checks.map((c) => c.flag), ...plan.outputColumns]);
+  for (const c of options.carry ?? []) keep.add(c.name);
+  for (const c of options.keep ?? []) keep.add(c);
   if (plan.checks.length) keep.add(FAIL_COL);
   plan.dataset.forEach((d) => d.cols.forEach((c) => keep.add(c)));
   if (plan.supersedeBy) keep.add(SUPERSEDED_COL);
@@ -322,7 +334,7 @@ export function buildSparkStatement(plan: Plan, contract: Contract): SparkStatem
   layers.forEach((l) => l.columns.forEach(([n]) => available.add(n)));
   const columns = [...keep].filter((c) => available.has(c));
   const last = layers.length === 0 ? BATCH_VIEW : `s${layers.length}`;
-  const sql = `${ctes.length ? `WITH ${ctes.join(",\n")}\n` : ""}SELECT ${columns.map(sparkIdent).join(", ")} FROM ${last} ORDER BY __ll_i`;
+  const sql = `${ctes.length ? `WITH ${ctes.join(",\n")}\n` : ""}SELECT ${columns.map(sparkIdent).join(", ")} FROM ${last}${options.ordered === false ? "" : " ORDER BY __ll_i"}`;
   const good = plan.supersedeBy ? `NOT ${BAD_COL} AND NOT ${sparkIdent(SUPERSEDED_COL)}` : `NOT ${BAD_COL}`;
   return { input, sql, columns, measures: plan.dataset.map((d) => sparkMeasure(d, good)) };
 }

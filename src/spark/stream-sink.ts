@@ -1,10 +1,12 @@
 /**
- * SparkStreamSink: the contract on Spark Structured Streaming. The driver (spark/driver.py) runs
- * the query with `foreachBatch` and Spark's own `checkpointLocation` for source offsets; for each
- * micro-batch it hands the raw records here, this side validates them with engine "spark" on the
- * driver's own session (the same plan, encoder and messages as every engine), and the driver
- * MERGEs the good rows into a Delta table on the primary key and appends the bad rows to a Delta
- * quarantine table, each write once per batch (Delta's txnAppId / txnVersion).
+ * SparkStreamSink: the contract on Spark Structured Streaming, run where Spark's data is. The
+ * driver (spark/driver.py) runs the query with `foreachBatch` and Spark's own
+ * `checkpointLocation` for source offsets; each micro-batch is validated on the executors — the
+ * records encoded by spark/jsvalues.py as the engines' JavaScript pass encodes them, the rules
+ * by the contract's plan compiled to Spark SQL (./executor-plan.ts) — and the good rows are
+ * MERGEd into a Delta table on the primary key, the bad ones appended to a Delta quarantine
+ * table with their reasons, each write once per batch (Delta's txnAppId / txnVersion). No
+ * record reaches the driver's memory or this process: the driver reports each batch's counts.
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -12,21 +14,16 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { ContractError } from "../contract/errors.js";
 import { loadContract } from "../contract/load.js";
-import type { Contract, FieldSpec } from "../contract/types.js";
+import type { Contract } from "../contract/types.js";
 import { ConfigError, NonRetriableError } from "../errors.js";
 import { checkQuarantineTarget, isUri, joinLocation, quarantineLocationIn } from "../lake/config.js";
-import { quarantineIds } from "../lake/quarantine.js";
-import type { QuarantineRow } from "../lake/types.js";
-import type { Row } from "../engine/types.js";
+import { ruleCountsOf } from "../engine/assemble.js";
 import { SparkDriver, SparkDriverError, type DriverEvent } from "../engine/spark-driver.js";
-import { SparkEngine } from "../engine/spark.js";
-import { jsonText, parseJsonRecord } from "../util/exact-json.js";
+import { executorPlan } from "./executor-plan.js";
 import { checkMasterReachable, checkSparkSinkOptions } from "./options.js";
 import type { SparkBatchReport, SparkStreamSinkOptions } from "./types.js";
 
 export type { SparkBatchReport, SparkSource, SparkStreamSinkOptions, SparkTrigger } from "./types.js";
-
-type PendingReport = Omit<SparkBatchReport, "badAlreadyPresent" | "durationMs" | "phasesMs"> & { validateMs: number };
 
 export interface SparkRunSummary {
   dataset: string;
@@ -67,26 +64,6 @@ export class SparkRunError extends SparkDriverError {
   ) {
     super(cause.message, { cause });
   }
-}
-
-const SPARK_TYPES: Record<string, (f: FieldSpec) => string> = {
-  string: () => "STRING",
-  integer: () => "BIGINT",
-  double: () => "DOUBLE",
-  boolean: () => "BOOLEAN",
-  date: () => "DATE",
-  timestamp: () => "TIMESTAMP",
-  json: () => "STRING",
-  decimal: (f) => `DECIMAL(${f.precision ?? 38},${f.scale ?? 9})`,
-};
-
-/** A canonical value as the driver's text for it (cast to the column type there). */
-function cell(v: unknown, f: FieldSpec): string | number | boolean | null {
-  if (v === null || v === undefined) return null;
-  if (f.type === "json") return jsonText(v) ?? null;
-  if (typeof v === "bigint") return v.toString();
-  if (typeof v === "number" && Object.is(v, -0)) return "-0.0";
-  return v as string | number | boolean;
 }
 
 /** ` (in FILE)` for a contract loaded from a file, so a refusal names it. */
@@ -197,6 +174,8 @@ export class SparkStreamSink {
     const master = o.master ?? "local[2]";
     // Before a JVM starts: a master nothing answers at is named now, not after Spark's retries.
     await checkMasterReachable(master);
+    // Compiled before a JVM starts: a rule Spark cannot run with its meaning is refused now.
+    const { plan, executor } = executorPlan(contract);
     const trigger = o.trigger ?? "available_now";
     const startedAt = new Date();
     const dir = await mkdtemp(join(tmpdir(), "lakelogic-spark-stream-"));
@@ -235,7 +214,7 @@ export class SparkStreamSink {
           targetPath: targets.target,
           quarantinePath: targets.quarantine,
           primaryKey: contract.materialization.strategy === "append" ? [] : contract.primaryKey,
-          fields: contract.fields.map((f) => ({ name: f.name, sparkType: SPARK_TYPES[f.type]!(f) })),
+          executor,
         },
         onEvent,
       );
@@ -245,7 +224,6 @@ export class SparkStreamSink {
       throw err;
     }
     this.driver = driver;
-    const engine = await SparkEngine.create({ driver });
     const next = async (): Promise<DriverEvent | undefined> => {
       for (;;) {
         const e = events.shift();
@@ -257,28 +235,20 @@ export class SparkStreamSink {
       }
     };
     try {
-      const pending = new Map<number, PendingReport>();
       for (;;) {
         const e = await next();
         if (!e) throw new SparkDriverError(`the Spark driver exited before the stream ended: ${driver.tail()}`);
-        if (e.event === "batch") {
-          const report = await this.writeBatch(driver, engine, contract, e);
-          pending.set(report.batchId, report);
-        } else if (e.event === "committed") {
-          const p = pending.get(e.batchId as number)!;
-          pending.delete(p.batchId);
-          const { validateMs, ...rest } = p;
+        if (e.event === "committed") {
           const report: SparkBatchReport = {
-            ...rest,
+            batchId: e.batchId as number,
+            sourceCount: e.sourceCount as number,
+            goodCount: e.goodCount as number,
+            badCount: e.badCount as number,
+            supersededCount: e.supersededCount as number,
             badAlreadyPresent: e.badAlreadyPresent as number,
+            ruleCounts: ruleCountsOf(plan, e.checkCounts as number[], e.notObjectCount as number),
             durationMs: e.durationMs as number,
-            phasesMs: {
-              read: e.readMs as number,
-              handOver: e.handOverMs as number,
-              validate: validateMs,
-              merge: e.mergeMs as number,
-              quarantine: e.quarantineMs as number,
-            },
+            phasesMs: { validate: e.validateMs as number, merge: e.mergeMs as number, quarantine: e.quarantineMs as number },
           };
           reports.push(report);
           o.onBatch?.(report);
@@ -286,6 +256,7 @@ export class SparkStreamSink {
           // What kept the stream from starting is bad input, named; anything later is a failed run.
           if (e.stage === "session") throw new SparkStartError(master, sparkLogReason(String(e.error), driver.tail()));
           if (e.stage === "source") throw new ConfigError("source.path", String(e.error));
+          if (e.stage === "contract") throw new ConfigError("contract", `cannot be evaluated on engine "spark": ${String(e.error)}${inFile(contract)}`);
           throw new SparkDriverError(`the Spark stream failed: ${String(e.error)}`);
         } else if (e.event === "summary") {
           break;
@@ -297,7 +268,6 @@ export class SparkStreamSink {
       if (err instanceof SparkDriverError) throw new SparkRunError(summary("error"), err);
       throw err;
     } finally {
-      await engine.close();
       if (driver.child.exitCode === null && driver.child.signalCode === null) driver.kill("SIGTERM");
       await driver.done;
       await rm(dir, { recursive: true, force: true });
@@ -305,61 +275,6 @@ export class SparkStreamSink {
       this.stopFile = undefined;
     }
     return summary(trigger === "available_now" ? "end" : "stop");
-  }
-
-  /** Validates one micro-batch and tells the driver what to write. */
-  private async writeBatch(driver: SparkDriver, engine: SparkEngine, contract: Contract, e: DriverEvent): Promise<PendingReport> {
-    const batchId = e.batchId as number;
-    const texts = e.records as Array<string | null>;
-    const positions = e.positions as Array<string | null>;
-    const records: unknown[] = [];
-    const origin: number[] = [];
-    const undecodable: QuarantineRow[] = [];
-    texts.forEach((t, i) => {
-      const position = positions[i] ? (JSON.parse(positions[i]) as unknown) : undefined;
-      try {
-        // Exact: an integer beyond 2^53 arrives as a bigint (src/util/exact-json.ts).
-        records.push(parseJsonRecord(t ?? "null"));
-        origin.push(i);
-      } catch (err) {
-        undecodable.push({
-          record: undefined,
-          raw: t ?? "",
-          position,
-          errors: [{ ruleId: "record:not_json", message: `not JSON: ${(err as Error).message}` }],
-        });
-      }
-    });
-    const validateStarted = performance.now();
-    const result = await engine.validate(records, contract);
-    const validateMs = Math.round(performance.now() - validateStarted);
-    const bad: QuarantineRow[] = [
-      ...undecodable,
-      ...result.bad.map((b) => {
-        const i = origin[b.index]!;
-        return { record: b.record, raw: texts[i] ?? undefined, position: positions[i] ? (JSON.parse(positions[i]) as unknown) : undefined, errors: b.errors };
-      }),
-    ];
-    const ids = quarantineIds(bad);
-    const fields = contract.fields;
-    driver.send({
-      op: "write",
-      batchId,
-      good: result.good.map((row: Row) => fields.map((f) => cell(row[f.name], f))),
-      bad: bad.map((b, i) => ({
-        id: ids[i],
-        record: b.record === undefined ? null : (jsonText(b.record) ?? null),
-        raw: typeof b.raw === "string" ? b.raw : null,
-        reasons: b.errors.map((x) => x.message),
-        ruleIds: b.errors.map((x) => x.ruleId),
-        position: b.position === undefined ? null : JSON.stringify(b.position),
-      })),
-      sourceCount: texts.length,
-      goodCount: result.goodCount,
-      badCount: bad.length,
-      supersededCount: result.supersededCount,
-    });
-    return { batchId, sourceCount: texts.length, goodCount: result.goodCount, badCount: bad.length, supersededCount: result.supersededCount, ruleCounts: result.ruleCounts, validateMs };
   }
 }
 
@@ -373,8 +288,9 @@ export class DeltaReader {
     return new DeltaReader(driver);
   }
 
-  async read(path: string, orderBy: string[] = []): Promise<Array<Record<string, unknown>>> {
-    const reply = await this.driver.request<{ rows: Array<Record<string, unknown>> }>("read", { path, orderBy });
+  /** The table's rows; `select`: Spark SQL expressions to read instead of its columns. */
+  async read(path: string, orderBy: string[] = [], select?: string[]): Promise<Array<Record<string, unknown>>> {
+    const reply = await this.driver.request<{ rows: Array<Record<string, unknown>> }>("read", { path, orderBy, ...(select ? { select } : {}) });
     return reply.rows;
   }
 

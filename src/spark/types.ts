@@ -51,11 +51,10 @@ export interface SparkBatchReport {
   ruleCounts: RuleCount[];
   durationMs: number;
   /**
-   * Where the batch's time went, in ms: `read` Spark reading the micro-batch and collecting it on
-   * the driver; `handOver` from then until the driver had the rows to write (records to Node,
-   * `validate` — the compiled statement on the driver's session, records there and back once
-   * more — and the validated rows back to the driver); `merge` the good rows' Delta MERGE (or
-   * append); `quarantine` the quarantine table's append.
+   * Where the batch's time went, in ms, all of it on the executors: `validate` encoding the
+   * records and running the contract's statement (with the batch's counts, the one result the
+   * driver collects); `merge` the good rows' Delta MERGE (or append); `quarantine` the bad rows'
+   * reasons and the quarantine table's append.
    */
-  phasesMs: { read: number; handOver: number; validate: number; merge: number; quarantine: number };
+  phasesMs: { validate: number; merge: number; quarantine: number };
 }
