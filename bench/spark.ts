@@ -4,9 +4,10 @@
  * available_now, one file of M events per micro-batch, default 100,000) and through StreamSink
  * (engine duckdb: the same events as one JSON-lines file → the DuckDB lake, available_now).
  * Both runs must give the same good and quarantined counts, else no figures are printed (exit 1).
- * Prints one JSON line: rows/s of each, their ratio, and where Spark's time went (start-up,
- * then per micro-batch: Spark read + collect on the driver, hand-over to Node and back with
- * validation, the Delta MERGE, the quarantine append). Spark's time includes its start-up (a JVM and a SparkSession).
+ * Prints one JSON line: rows/s of each, their ratio (Spark's rows/s over StreamSink's), and where Spark's time went (start-up,
+ * then per micro-batch, on the executors: reading, encoding and validating the records, the
+ * Delta MERGE, the quarantine's reasons and append). Spark's time includes its start-up (a JVM
+ * and a SparkSession).
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,7 +103,8 @@ try {
           phaseSeconds: { validate: phase("validate"), merge: phase("merge"), quarantine: phase("quarantine") },
         },
         streamSink: { engine: "duckdb", seconds: Math.round(nodeSeconds * 100) / 100, rowsPerSecond: rate(node.sourceCount, nodeSeconds), batches: node.batches },
-        ratio: Math.round((sparkSeconds / nodeSeconds) * 10) / 10,
+        // SparkStreamSink's rows/s over StreamSink's (the target is >= 0.5).
+        ratio: Math.round((nodeSeconds / sparkSeconds) * 100) / 100,
       }),
     );
   }
