@@ -20,7 +20,7 @@ import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./pla
 import { toRustRegex } from "./regex.js";
 import { quoteIdent } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
-import { goodParquet, keptColumns, rowPositions } from "./polars-good.js";
+import { goodParquet, keptColumns, rowPositions, textInExprs, withTextColumns, type TextIn } from "./polars-good.js";
 
 type Pl = typeof PolarsModule.default;
 type PExpr = PolarsModule.Expr;
@@ -224,6 +224,8 @@ interface Compiled {
   layers: PExpr[][];
   postLayers: PExpr[][];
   sqlQuery?: string;
+  /** Per plan field, the expressions that rebuild its text column from one joined string (textColumns). */
+  textIn: TextIn[];
   /**
    * The expressions that read the evaluated batch, built once: nodejs-polars builds each
    * expression wrapper with a few hundred closures (about 1 ms), so building them per batch cost
@@ -360,7 +362,14 @@ export class PolarsEngine implements Engine {
         });
         return [...pre, cols].map((cs) => cs.map(([n, e]) => compiler.expr(e).alias(n)));
       });
-    c = { plan, compiler, layers: build(plan.layers), postLayers: build(plan.postLayers), read: this.readExprs(plan) };
+    c = {
+      plan,
+      compiler,
+      layers: build(plan.layers),
+      postLayers: build(plan.postLayers),
+      read: this.readExprs(plan),
+      textIn: plan.fields.map((f) => textInExprs(this.pl, f.text)),
+    };
     if (plan.sqlRules.length) {
       c.sqlQuery = `SELECT *, ${plan.sqlRules
         .map(([col, sql]) => `${sqlRule(sql)} AS ${quoteIdent(col)}`)
@@ -415,10 +424,14 @@ export class PolarsEngine implements Engine {
       // Read only by the unknown-fields check: a Series costs ~0.5 µs per value even when all are null.
       ...(plan.tracksUnknown ? [pl.Series(UNKNOWN_COL, enc.unknown, pl.Utf8)] : []),
       ...plan.tagWords.map((name, w) => pl.Series(name, enc.tags[w]!, pl.Float64)),
-      // All text: this plan does not ask for numbers as numbers (PlanOptions.numbersAsJson).
-      ...plan.fields.map((f) => pl.Series(f.text, enc.columns[f.k]!, pl.Utf8)),
     ];
-    let lf: LazyFrame = pl.DataFrame(series).lazy();
+    // All text: this plan does not ask for numbers as numbers (PlanOptions.numbersAsJson).
+    let lf = withTextColumns(
+      pl,
+      series,
+      plan.fields.map((f) => enc.columns[f.k] as Array<string | null>),
+      c.textIn,
+    );
     for (const exprs of c.layers) lf = lf.withColumns(...exprs);
     return lf;
   }
