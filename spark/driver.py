@@ -1,13 +1,16 @@
 """LakeLogic's Spark driver: one SparkSession, driven by the TypeScript side over JSON lines.
 
     python driver.py serve  CONFIG.json   requests on stdin, one reply per request on stdout
-    python driver.py stream CONFIG.json   a Structured Streaming query (foreachBatch) that asks
-                                          stdin for each micro-batch's validated rows
+                                          (engine "spark": the TypeScript side encodes records,
+                                          this process runs the compiled statement)
+    python driver.py stream CONFIG.json   a Structured Streaming query (foreachBatch) that
+                                          validates and writes each micro-batch on the executors
+                                          (class Executors) and reports its counts on stdout
 
-The TypeScript side compiles the contract (src/engine/spark-sql.ts), encodes records and builds
-quarantine reasons (the same code as the other engines); this process runs the compiled Spark
-SQL, owns the stream's source offsets (checkpointLocation) and writes the Delta tables. Stdout
-carries only protocol lines; Spark's own logging goes to stderr.
+The TypeScript side compiles the contract (src/engine/spark-sql.ts, src/spark/executor-plan.ts);
+this process runs the compiled Spark SQL, owns the stream's source offsets (checkpointLocation)
+and writes the Delta tables. Stdout carries only protocol lines; Spark's own logging goes to
+stderr.
 """
 import hashlib
 import json
