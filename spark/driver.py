@@ -111,7 +111,8 @@ def short(err):
 
 class SetupError(Exception):
     """The stream could not start: `stage` says what ("session": the SparkSession on the master,
-    "source": the source's path), so the TypeScript side names the option at fault."""
+    "source": the source's path, "contract": a statement Spark cannot analyse), so the
+    TypeScript side names the option at fault."""
 
     def __init__(self, stage, message):
         super().__init__(message)
@@ -258,9 +259,6 @@ def table_version(spark, path):
     return DeltaTable.forPath(spark, path).history(1).collect()[0]["version"]
 
 
-QUARANTINE_SCHEMA = "quarantine_id STRING, batch_id BIGINT, record STRING, raw STRING, reasons ARRAY<STRING>, rule_ids ARRAY<STRING>, position STRING, quarantined_at TIMESTAMP"
-
-
 def write_good(spark, cfg, batch_id, df):
     """MERGE the good rows on the primary key; once per batch (Delta's txnAppId/txnVersion)."""
     from delta.tables import DeltaTable
@@ -282,7 +280,7 @@ def write_good(spark, cfg, batch_id, df):
 
 
 def write_bad(spark, cfg, batch_id, df):
-    """Append quarantine rows; Delta skips a batch this app already committed. Returns whether it did."""
+    """Append quarantine rows; Delta skips a batch this app already committed. True when it skipped this one."""
     path = cfg["quarantinePath"]
     before = table_version(spark, path)
     df.write.format("delta").mode("append").option("txnAppId", cfg["appId"] + ":q").option("txnVersion", batch_id).save(path)
@@ -318,16 +316,15 @@ class Executors:
         """Analyse the statement once before the stream starts: a rule naming a function or a
         column Spark does not have is refused now, with Spark's reason, not in a micro-batch."""
         import jsvalues
-
-        schema = jsvalues.encoder_schema(self.x)
         from pyspark.sql.types import StringType, StructField, StructType
 
+        schema = jsvalues.encoder_schema(self.x)
         fields = [StructField("__ll_i", StructType([StructField("p", StringType()), StructField("o", StringType())]))]
         fields += [StructField("__ll_raw", StringType()), StructField("__ll_pos", StringType())]
         fields += [f for f in schema.fields if f.name not in ("__ll_state", "__ll_detail")]
         spark.createDataFrame([], StructType(fields)).createOrReplaceTempView("__ll_batch")
         try:
-            spark.sql(self.x["sql"]).selectExpr(*[g["sql"] for g in self.x["good"]])
+            spark.sql(self.x["sql"]).selectExpr(*self.x["good"])
         except Exception as err:
             raise SetupError("contract", reason(err))
         finally:
@@ -364,7 +361,7 @@ class Executors:
         total, not_json, not_object = int(states[0]), int(states[1]), int(states[2])
         times["validated"] = time.time()
 
-        good = ev.where(good_when).selectExpr(*[g["sql"] for g in x["good"]])
+        good = ev.where(good_when).selectExpr(*x["good"])
         good_count = objects - bad_objects - superseded
         if good_count > 0:
             write_good(spark, cfg, batch_id, good)

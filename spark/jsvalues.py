@@ -148,13 +148,16 @@ def js_quote(s):
     return _SURROGATE.sub(_escape_surrogate, out) if _SURROGATE.search(out) else out
 
 
+def _is_index(k):
+    return _INDEX.match(k) is not None and int(k) < 2**32 - 1
+
+
 def js_keys(d):
     """A JavaScript object's own key order: array indices ascending, then insertion order."""
-    idx = [k for k in d if _INDEX.match(k) and int(k) < 2**32 - 1]
+    idx = [k for k in d if _is_index(k)]
     if not idx:
         return list(d)
-    rest = [k for k in d if not (_INDEX.match(k) and int(k) < 2**32 - 1)]
-    return sorted(idx, key=int) + rest
+    return sorted(idx, key=int) + [k for k in d if not _is_index(k)]
 
 
 def _utf16(k):
@@ -226,17 +229,15 @@ def show(v):
     """showValue (src/engine/assemble.ts): a value as a message shows it, at most 120 units."""
     if v is _MISSING:
         s = "undefined"
-    elif isinstance(v, bool) or v is None or isinstance(v, str):
-        s = stringify(v)
-    elif isinstance(v, int):
-        s = str(v)
-    elif isinstance(v, float):
-        s = js_number(v) if not math.isfinite(v) else stringify(v)
-    else:
+    elif isinstance(v, float) and not math.isfinite(v):
+        s = js_number(v)
+    elif isinstance(v, (list, dict)):
         try:
             s = stringify(v, bigint=False)
         except _BigInt:
             s = "[object Array]" if isinstance(v, list) else "[object Object]"
+    else:
+        s = stringify(v)  # a bigint on its own is its digits, as showValue spells it
     return s if _utf16_len(s) <= 120 else _utf16_head(s, 119) + "\u2026"
 
 

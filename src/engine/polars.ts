@@ -20,7 +20,8 @@ import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "./pla
 import { toRustRegex } from "./regex.js";
 import { quoteIdent } from "../util/sql-text.js";
 import type { Engine, ValidationResult } from "./types.js";
-import { goodParquet, keptColumns, rowPositions, textInExprs, withTextColumns, type TextIn } from "./polars-good.js";
+import { goodParquet, keptColumns, rowPositions } from "./polars-good.js";
+import { textInExprs, withTextColumns, type TextIn } from "./polars-text.js";
 
 type Pl = typeof PolarsModule.default;
 type PExpr = PolarsModule.Expr;

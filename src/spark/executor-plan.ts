@@ -9,6 +9,7 @@
  */
 import type { Contract, FieldSpec } from "../contract/types.js";
 import { messageTemplate, type MessageTemplate } from "../engine/assemble.js";
+import { decimalPrecision, decimalScale } from "../engine/canonical.js";
 import { compilePlan } from "../engine/plan.js";
 import { BAD_COL, FAIL_COL, SUPERSEDED_COL, UNKNOWN_COL, type Plan } from "../engine/plan-types.js";
 import { buildSparkStatement, sparkIdent } from "../engine/spark-sql.js";
@@ -19,6 +20,7 @@ export const POSITION_COL = "__ll_pos";
 /** Per json field: the lake's text of its value where it differs from the engine's (lone surrogates). */
 const lakeJsonCol = (k: number): string => `__ll_jw${k}`;
 
+/** A declared field's Delta column type, as Spark SQL spells it. */
 const SPARK_TYPES: Record<FieldSpec["type"], (f: FieldSpec) => string> = {
   string: () => "STRING",
   integer: () => "BIGINT",
@@ -27,10 +29,8 @@ const SPARK_TYPES: Record<FieldSpec["type"], (f: FieldSpec) => string> = {
   date: () => "DATE",
   timestamp: () => "TIMESTAMP",
   json: () => "STRING",
-  decimal: (f) => `DECIMAL(${f.precision ?? 38},${f.scale ?? 9})`,
+  decimal: (f) => `DECIMAL(${decimalPrecision(f)},${decimalScale(f)})`,
 };
-
-export const sparkTypeOf = (f: FieldSpec): string => SPARK_TYPES[f.type](f);
 
 export interface ExecutorField {
   keys: string[];
@@ -65,7 +65,7 @@ export interface ExecutorPlan {
   failCol: string;
   supersededCol?: string;
   /** The Delta table's columns, in the contract's order, as SQL over the statement's rows. */
-  good: Array<{ name: string; sql: string }>;
+  good: string[];
 }
 
 /** The executor plan of a contract with declared fields; ConfigError where Spark has no exact meaning. */
@@ -85,7 +85,7 @@ export function executorPlan(contract: Contract): { plan: Plan; executor: Execut
     carry: [
       { name: RAW_COL, type: "STRING" },
       { name: POSITION_COL, type: "STRING" },
-      ...declared.filter((f) => f.json).map((f) => ({ name: lakeJsonCol(f.k), type: "STRING" as const })),
+      ...fields.flatMap((f) => (f.lakeJson ? [{ name: f.lakeJson, type: "STRING" as const }] : [])),
     ],
     keep: [UNKNOWN_COL, FAIL_COL, ...declared.map((f) => f.name)],
     ordered: false,
@@ -95,7 +95,7 @@ export function executorPlan(contract: Contract): { plan: Plan; executor: Execut
     const f = byName.get(spec.name)!;
     // The typed value the statement made (plan-coerce.ts names it after the field).
     const value = f.json ? `coalesce(${sparkIdent(lakeJsonCol(f.k))}, ${sparkIdent(f.name)})` : sparkIdent(f.name);
-    return { name: spec.name, sql: `CAST(${value} AS ${sparkTypeOf(spec)}) AS ${sparkIdent(spec.name)}` };
+    return `CAST(${value} AS ${SPARK_TYPES[spec.type](spec)}) AS ${sparkIdent(spec.name)}`;
   });
   const executor: ExecutorPlan = {
     fields,

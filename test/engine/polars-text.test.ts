@@ -7,7 +7,7 @@
 import type * as PolarsModule from "nodejs-polars";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine/index.js";
-import { TEXT_SEPARATOR, textInExprs, withTextColumns } from "../../src/engine/polars-good.js";
+import { TEXT_SEPARATOR, textInExprs, withTextColumns } from "../../src/engine/polars-text.js";
 import type { Engine } from "../../src/engine/types.js";
 import { makeContract } from "../support/contract.js";
 
