@@ -44,8 +44,8 @@ def session(cfg):
         "spark.sql.ansi.enabled": "false",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        # Micro-batches are small: one shuffle partition, no adaptive re-planning per query.
-        "spark.sql.shuffle.partitions": "1",
+        # A micro-batch's shuffles (the MERGE's join, the quarantine's window) are few and short:
+        # no adaptive re-planning per query; their partitions are set from the cores below.
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -66,6 +66,10 @@ def session(cfg):
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    if "spark.sql.shuffle.partitions" not in (cfg.get("conf") or {}):
+        # One shuffle partition per core the application holds: Spark's 200 are mostly empty
+        # tasks for a micro-batch, and one would put every MERGE on a single core of the cluster.
+        spark.conf.set("spark.sql.shuffle.partitions", str(max(1, spark.sparkContext.defaultParallelism)))
     return spark
 
 
@@ -346,11 +350,20 @@ class Executors:
         ).select("__ll_i", "__ll_raw", "__ll_pos", "e.*")
         enc.persist(StorageLevel.MEMORY_AND_DISK)
         enc.where("__ll_state = 0").drop("__ll_state", "__ll_detail").createOrReplaceTempView("__ll_batch")
-        ev = spark.sql(x["sql"])
-        ev.persist(StorageLevel.MEMORY_AND_DISK)
         sup = x.get("supersededCol")
         bad_col = q(x["badCol"])
         good_when = "NOT %s" % bad_col + (" AND NOT %s" % q(sup) if sup else "")
+        fail = q(x["failCol"]) if x["checks"] else "CAST(NULL AS STRING)"
+        # What the counts, the MERGE and the quarantine read, cached once: the statement's
+        # intermediate columns are not (caching them cost more than the statement), and a good
+        # row's payload is not kept twice.
+        ev = spark.sql(x["sql"]).selectExpr(
+            *x["good"], bad_col, *([q(sup)] if sup else []), *[q(c["flag"]) for c in x["checks"]],
+            "%s AS __ll_fail" % fail, "%s AS __ll_unknown" % q(x["unknownCol"]), "__ll_i",
+            "CASE WHEN %s THEN __ll_raw END AS __ll_raw" % bad_col, "CASE WHEN %s THEN __ll_pos END AS __ll_pos" % bad_col,
+        )
+        good_names = ev.columns[: len(x["good"])]
+        ev.persist(StorageLevel.MEMORY_AND_DISK)
         # One pass for every count: the rows, the bad, the superseded and each check's failures.
         aggs = ["count(*)", "count_if(%s)" % bad_col, ("count_if(NOT %s AND %s)" % (bad_col, q(sup))) if sup else "0"]
         aggs += ["count_if(%s)" % q(c["flag"]) for c in x["checks"]]
@@ -361,14 +374,13 @@ class Executors:
         total, not_json, not_object = int(states[0]), int(states[1]), int(states[2])
         times["validated"] = time.time()
 
-        good = ev.where(good_when).selectExpr(*x["good"])
+        good = ev.where(good_when).select(*[F.col(q(c)) for c in good_names])
         good_count = objects - bad_objects - superseded
         if good_count > 0:
             write_good(spark, cfg, batch_id, good)
         times["merged"] = time.time()
 
-        fail = q(x["failCol"]) if x["checks"] else "CAST(NULL AS STRING)"
-        bad = ev.where(bad_col).selectExpr("__ll_i", "__ll_raw", "__ll_pos", "0 AS __ll_state", "CAST(NULL AS STRING) AS __ll_detail", "%s AS __ll_fail" % fail, "%s AS __ll_unknown" % q(x["unknownCol"]))
+        bad = ev.where(bad_col).selectExpr("__ll_i", "__ll_raw", "__ll_pos", "0 AS __ll_state", "CAST(NULL AS STRING) AS __ll_detail", "__ll_fail", "__ll_unknown")
         other = enc.where("__ll_state <> 0").selectExpr("__ll_i", "__ll_raw", "__ll_pos", "__ll_state", "__ll_detail", "CAST(NULL AS STRING) AS __ll_fail", "CAST(NULL AS STRING) AS __ll_unknown")
         bad_count = bad_objects + not_json + not_object
         already = 0

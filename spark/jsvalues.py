@@ -28,7 +28,12 @@ TAGS_PER_WORD = 17
 MAX_SAFE = 2**53 - 1
 NEG_ZERO = -0.0
 
-_LONG_DIGITS = re.compile(r"[0-9]{16}")
+# Where `-0` may be the integer -0 (over-inclusive: the hook is then only slower).
+_NEG_ZERO = re.compile(r"-0(?![0-9.eE])")
+# Bytes with each ASCII digit as "0" and all else ".": a 16-digit run is then one substring test,
+# several times faster than a regular expression's scan.
+_DIGIT_BYTES = bytes(48 if 48 <= i <= 57 else 46 for i in range(256))
+_SIXTEEN = b"0" * 16
 _INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -72,12 +77,24 @@ def _pairs_refusing_duplicates(pairs):
     return d
 
 
+def _long_digits(text):
+    """The text has a run of 16 digits (the exact parser's rule for when it parses)."""
+    return _SIXTEEN in text.encode("utf-8", "surrogatepass").translate(_DIGIT_BYTES)
+
+
+# Built once: json.loads with arguments builds a decoder per call.
+_EXACT = json.JSONDecoder(parse_constant=_constant, parse_int=_int, object_pairs_hook=_pairs_refusing_duplicates)
+_SIGNED = json.JSONDecoder(parse_constant=_constant, parse_int=_int)
+_PLAIN = json.JSONDecoder(parse_constant=_constant)
+
+
 def parse(text):
     """A record's JSON text as a value; NotJson when JavaScript's parser refuses it."""
     try:
-        if _LONG_DIGITS.search(text):
-            return json.loads(text, parse_constant=_constant, parse_int=_int, object_pairs_hook=_pairs_refusing_duplicates)
-        return json.loads(text, parse_constant=_constant, parse_int=_int)
+        if _long_digits(text):
+            return _EXACT.decode(text)
+        # Python's own integers are exact; only `-0` needs the hook (JavaScript keeps it negative).
+        return (_SIGNED if _NEG_ZERO.search(text) else _PLAIN).decode(text)
     except NotJson:
         raise
     except (ValueError, RecursionError) as err:
@@ -222,7 +239,16 @@ def _utf16_head(s, units):
     return s.encode("utf-16-le", "surrogatepass")[: 2 * units].decode("utf-16-le", "surrogatepass")
 
 
-_MISSING = object()
+class _Missing:
+    """A field the record does not have (JavaScript's undefined)."""
+
+    def __reduce__(self):
+        # Pickled by name: Spark ships the encoder's closures by value, and a copied sentinel
+        # would not be `is` the module's own.
+        return "_MISSING"
+
+
+_MISSING = _Missing()
 
 
 def show(v):
@@ -266,26 +292,38 @@ def lookup(rec, keys):
     return _MISSING
 
 
+def _float_text(v):
+    """(tag, text) of a float that is no integer: numberText, which is repr's digits when repr has no exponent."""
+    r = repr(v)
+    return TAG_NUMBER, (r if "e" not in r else number_text(v))
+
+
 def _text(v, keep_nested):
-    """(tag, text) as encodeText."""
+    """(tag, text) as encodeText. By exact type: JSON's values are never subclasses (and bool is no int here)."""
+    t = type(v)
+    if t is str:
+        # isascii is one C pass; only other strings are searched for a lone surrogate.
+        return (TAG_STRING, v) if v.isascii() or well_formed(v) else (TAG_INVALID, None)
+    if t is int:
+        return TAG_INTEGRAL, str(v)
+    if t is float:
+        if v - v != 0:  # NaN or ±Infinity
+            return TAG_INVALID, None
+        if not v.is_integer():
+            return _float_text(v)
+        # Below 2^53 an integral double's shortest digits are its exact value; -0 keeps its sign.
+        return TAG_INTEGRAL, (str(int(v)) if v != 0 and -MAX_SAFE <= v <= MAX_SAFE else number_text(v))
     if v is None or v is _MISSING:
         return TAG_NONE, None
-    if isinstance(v, str):
-        return (TAG_STRING, v) if well_formed(v) else (TAG_INVALID, None)
-    if isinstance(v, bool):
+    if t is bool:
         return TAG_BOOLEAN, "true" if v else "false"
-    if isinstance(v, int):
-        return TAG_INTEGRAL, str(v)
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return TAG_INVALID, None
-        return (TAG_INTEGRAL if v.is_integer() else TAG_NUMBER), number_text(v)
     if not keep_nested:
         return TAG_NESTED, None
     return TAG_NESTED, stringify(v)
 
 
 _ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3}|[0-9]{6})Z\Z")
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def _days_from_civil(y, m, d):
@@ -301,39 +339,56 @@ def _canonical_iso(v):
     m = _ISO.match(v)
     if not m:
         return False
-    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
-    frac = m.group(7)
-    if not 1 <= mo <= 12 or h > 23 or mi > 59 or sec > 59:
+    y, mo, d, h, mi, sec, frac = m.groups()
+    y, mo, d = int(y), int(mo), int(d)
+    if not 1 <= mo <= 12 or int(h) > 23 or int(mi) > 59 or int(sec) > 59:
         return False
-    leap = (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
-    days = 29 if mo == 2 and leap else 28 if mo == 2 else 30 if mo in (4, 6, 9, 11) else 31
-    if not 1 <= d <= days:
+    leap = mo == 2 and ((y % 4 == 0 and y % 100 != 0) or y % 400 == 0)
+    if not 1 <= d <= _MONTH_DAYS[mo] + leap:
         return False
-    micros = (_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) * 1000000 + int(frac) * (1000 if len(frac) == 3 else 1)
+    if 1700 <= y <= 2200:
+        return True  # within 2^53 microseconds of 1970 (about 285 years) whatever the rest
+    micros = (_days_from_civil(y, mo, d) * 86400 + int(h) * 3600 + int(mi) * 60 + int(sec)) * 1000000 + int(frac) * (1000 if len(frac) == 3 else 1)
     return abs(micros) <= MAX_SAFE
 
 
-def _encode_field(v, f):
-    mode = f["mode"]
+def _field_encoder(f):
+    """One field's (tag, text) from its value, for the field's mode (encodeField)."""
+    mode, keep = f["mode"], f["keepNested"]
     if mode == "json":
-        if v is None or v is _MISSING:
-            return TAG_NONE, None
-        if isinstance(v, float) and not math.isfinite(v):
-            return TAG_INVALID, None
-        return TAG_JSON, well_formed_json(stringify(v))
+
+        def encode_json(v):
+            if v is None or v is _MISSING:
+                return TAG_NONE, None
+            if type(v) is float and v - v != 0:
+                return TAG_INVALID, None
+            return TAG_JSON, well_formed_json(stringify(v))
+
+        return encode_json
     if mode == "timestamp":
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            # A number is no timestamp; the engine rejects the tag (encodeTimestamp).
-            return TAG_NUMBER, None
-        if isinstance(v, str) and _canonical_iso(v):
-            # Canonical text the engine reads without its shape regex (encodeTimestamp).
-            return TAG_INTEGRAL, v
-    return _text(v, f["keepNested"])
+
+        def encode_timestamp(v):
+            t = type(v)
+            if t is int or t is float:
+                # A number is no timestamp; the engine rejects the tag (encodeTimestamp).
+                return TAG_NUMBER, None
+            if t is str and _canonical_iso(v):
+                # Canonical text the engine reads without its shape regex (encodeTimestamp).
+                return TAG_INTEGRAL, v
+            return _text(v, keep)
+
+        return encode_timestamp
+    return lambda v: _text(v, keep)
+
+
+def _encode_field(v, f):
+    return _field_encoder(f)(v)
 
 
 def _unknown(rec, known):
-    extra = [to_well_formed(k) for k in js_keys(rec) if k not in known]
-    return ", ".join(extra) if extra else None
+    if rec.keys() <= known:
+        return None
+    return ", ".join(to_well_formed(k) for k in js_keys(rec) if k not in known)
 
 
 STATE_OBJECT, STATE_NOT_JSON, STATE_NOT_OBJECT = 0, 1, 2
@@ -348,6 +403,19 @@ def encoder(x):
     width = len(fields)
     lakes = [k for k, f in enumerate(fields) if f.get("lakeJson")]
     empty = ([None] * width, [0] * words, None, [None] * len(lakes))
+    # Per field: its one key (or None with its keys), its encoder, whether a string keeps its
+    # text, and where its 3-bit tag goes (word, multiplier).
+    plan = [
+        (
+            f["keys"][0] if len(f["keys"]) == 1 else None,
+            f["keys"],
+            _field_encoder(f),
+            f["stringText"],
+            k // TAGS_PER_WORD,
+            8 ** (k % TAGS_PER_WORD),
+        )
+        for k, f in enumerate(fields)
+    ]
 
     def encode(raw):
         """(state, detail, texts…, tag words…, unknown keys, lake json texts…): encoder_schema's order."""
@@ -355,14 +423,15 @@ def encoder(x):
             rec = parse("null" if raw is None else raw)
         except NotJson as err:
             return (STATE_NOT_JSON, str(err), *empty[0], *empty[1], None, *empty[3])
-        if not isinstance(rec, dict):
+        if type(rec) is not dict:
             return (STATE_NOT_OBJECT, kind_of(rec), *empty[0], *empty[1], None, *empty[3])
-        texts = [None] * width
+        texts = []
         tags = [0] * words
-        for k, f in enumerate(fields):
-            tag, text = _encode_field(lookup(rec, f["keys"]), f)
-            texts[k] = None if (tag == TAG_STRING and not f["stringText"]) else text
-            tags[k // TAGS_PER_WORD] += tag * 8 ** (k % TAGS_PER_WORD)
+        get = rec.get
+        for key, keys, enc, string_text, word, mult in plan:
+            tag, text = enc(get(key, _MISSING) if key is not None else lookup(rec, keys))
+            texts.append(None if (tag == TAG_STRING and not string_text) else text)
+            tags[word] += tag * mult
         lake = [None if texts[k] is None else lake_json(texts[k]) for k in lakes]
         return (STATE_OBJECT, None, *texts, *tags, _unknown(rec, known) if tracks else None, *lake)
 

@@ -30,8 +30,10 @@ sys.path.insert(0, sys.argv[1])
 import jsvalues
 req = json.load(sys.stdin)
 x = req["plan"]
-enc = jsvalues.encoder(x)
-ex = jsvalues.explainer(x)
+# As the executors receive them: pickled by Spark's cloudpickle (closures by value).
+from pyspark import cloudpickle
+enc = cloudpickle.loads(cloudpickle.dumps(jsvalues.encoder(x)))
+ex = cloudpickle.loads(cloudpickle.dumps(jsvalues.explainer(x)))
 all_codes = ",".join(str(i) for i in range(len(x["checks"])))
 encoded, explained = [], []
 for raw, pos in zip(req["lines"], req["positions"]):
@@ -56,6 +58,16 @@ function runPython(plan: ExecutorPlan, lines: Array<string | null>, positions: A
 const AWKWARD = [
   '{"id":-0,"i":-0,"d":-0.0}',
   '{"id":1,"i":1.0,"d":1e2,"m":1E2,"s":1e21}',
+  // Integral doubles each side of 2^53 (exact digits below, shortest digits above), -0 as text only.
+  '{"id":1,"i":9007199254740991.0,"d":9007199254740992.0,"m":-9007199254740994.0,"s":-5.0}',
+  '{"id":2,"i":1e16,"d":-1.5e-7,"m":0.001,"s":"-0","j":"a-0b"}',
+  '{"id":3,"d":-0e1,"i":-0.0,"s":"x -0 y"}',
+  // Timestamps at and beyond the years whose microseconds need no computing (1700–2200).
+  '{"id":4,"ts":"1700-01-01T00:00:00.000Z","dt":"2200-12-31"}',
+  '{"id":5,"ts":"1684-06-01T00:00:00.000000Z"}',
+  '{"id":6,"ts":"2256-01-01T00:00:00.000Z"}',
+  '{"id":7,"ts":"2024-02-30T00:00:00.000Z"}',
+  '{"id":8,"ts":"2024-02-29T23:59:59.999999Z","s":"é\\u00e9"}',
   '{"id":1,"s":1e-7,"d":0.000001,"m":123.456e-2}',
   '{"id":9007199254740993,"i":-9223372036854775808,"s":18446744073709551616}',
   '{"id":1152921504606846976,"s":1152921504606846976.0}',
