@@ -1,17 +1,24 @@
 /**
- * SparkStreamSink on a real cluster: a Spark standalone master and two workers on loopback, the
- * stream submitted to `spark://…`, Kafka (3 partitions) → Delta merged on the key. While the run
- * is under way one worker is SIGKILLed with its executor (Spark runs its tasks again on the other
- * worker), then the driver is SIGKILLed (the run resumes from `checkpointLocation`). The tables,
- * read back with delta-rs, hold every record once: nothing lost, nothing duplicated, every input
- * good (one row per key) or quarantined.
+ * SparkStreamSink on a real cluster: a Spark standalone master and two workers on loopback, each
+ * stream submitted to `spark://…`, from the three sources Spark reads:
+ * - Kafka (3 partitions) → Delta merged on the key;
+ * - a directory of JSON-lines files, one file per micro-batch → a bronze Delta table (append);
+ * - that bronze table as a Delta source → silver, merged on the key.
+ * While each run is under way one worker is SIGKILLed with its executor (Spark runs its tasks
+ * again on the other worker), then the driver is SIGKILLed (the run resumes from
+ * `checkpointLocation`). The tables, read back with delta-rs, hold every record once: nothing
+ * lost, nothing duplicated, every input good or quarantined. A killed worker is started again
+ * before the next test, so each kill leaves one live worker behind.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import kafkajs from "kafkajs";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { SparkStreamSink, type SparkStreamSinkOptions } from "../../src/spark/stream-sink.js";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { parseContract } from "../../src/contract/index.js";
+import type { Contract } from "../../src/contract/types.js";
+import { SparkStreamSink, type SparkBatchReport, type SparkStreamSinkOptions } from "../../src/spark/stream-sink.js";
 import { readDelta } from "../support/delta.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { startSparkCluster, type SparkCluster } from "../support/spark-cluster.js";
@@ -26,11 +33,72 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ll-spark-cluster-run-"));
   [kafka, cluster] = await Promise.all([startKafka(), startSparkCluster(runtime, 2)]);
 }, 300_000);
+beforeEach(async () => {
+  // The previous test killed a worker: this one starts with two live workers again.
+  for (const i of cluster.killed()) await cluster.restartWorker(i);
+}, 300_000);
 afterAll(async () => {
   await cluster?.stop();
   await kafka?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+// One core per worker: both workers hold an executor, and tasks of a lost one run again. Delta
+// rebuilds a table's state from its log in 50 tasks by default: two are plenty for these tables.
+const CONF = {
+  "spark.cores.max": "2",
+  "spark.executor.cores": "1",
+  "spark.executor.memory": "512m",
+  "spark.task.maxFailures": "8",
+  "spark.databricks.delta.snapshotPartitions": "2",
+};
+
+/** How many executors worker i's current process was asked to launch. */
+const launches = (i: number): number => (cluster.workerLog(i).match(/Asked to launch executor/g) ?? []).length;
+
+/**
+ * Runs the stream, SIGKILLing worker `worker` after its first committed micro-batch and the
+ * driver after its second, then runs it again on the same checkpoint (`resume`, default the same
+ * options) to the end. `onCommit(n)` runs after the n-th commit of the first run, before a kill.
+ * Returns each batch's last report by batch id (a replayed batch reports again).
+ */
+async function killThenResume(
+  contract: Contract,
+  options: SparkStreamSinkOptions,
+  worker: number,
+  { onCommit, resume = options }: { onCommit?: (n: number) => void; resume?: SparkStreamSinkOptions } = {},
+): Promise<Map<number, SparkBatchReport>> {
+  const reports = new Map<number, SparkBatchReport>();
+  const launchedBefore = launches(worker);
+  let batches = 0;
+  const first: SparkStreamSink = new SparkStreamSink(contract, {
+    ...options,
+    onBatch: (r) => {
+      reports.set(r.batchId, r);
+      batches++;
+      onCommit?.(batches);
+      // After the first commit, the next micro-batch is in flight: lose a worker under it.
+      if (batches === 1) cluster.killWorker(worker);
+      // After the next one: lose the driver.
+      if (batches === 2 && first.driverPid !== undefined) process.kill(first.driverPid, "SIGKILL");
+    },
+  });
+  await expect(first.run()).rejects.toThrow(/driver/);
+  expect(batches).toBe(2);
+  // The killed worker ran an executor of this run.
+  expect(launches(worker)).toBeGreaterThan(launchedBefore);
+
+  const rest = await new SparkStreamSink(contract, { ...resume, onBatch: (r) => reports.set(r.batchId, r) }).run();
+  expect(rest.batches).toBeGreaterThan(0);
+  return reports;
+}
+
+/** in = good + quarantined (+ superseded by a later row of the same key), batch by batch and in all. */
+function inputCounted(reports: Map<number, SparkBatchReport>, input: number): void {
+  const all = [...reports.values()];
+  for (const r of all) expect(r.goodCount + r.badCount + r.supersededCount).toBe(r.sourceCount);
+  expect(all.reduce((t, r) => t + r.sourceCount, 0)).toBe(input);
+}
 
 it("loses and duplicates nothing when a worker, then the driver, is killed mid-stream", async () => {
   const topic = "orders-cluster";
@@ -48,28 +116,10 @@ it("loses and duplicates nothing when a worker, then the driver, is killed mid-s
     checkpointLocation: join(dir, "_checkpoint"),
     targetPath,
     master: cluster.master,
-    // One core per worker: both workers hold an executor, and tasks of a lost one run again.
-    conf: { "spark.cores.max": "2", "spark.executor.cores": "1", "spark.executor.memory": "512m", "spark.task.maxFailures": "8" },
+    conf: CONF,
   };
-  const contract = sparkOrdersContract();
-
-  let batches = 0;
-  const first: SparkStreamSink = new SparkStreamSink(contract, {
-    ...options,
-    onBatch: () => {
-      batches++;
-      // After the first commit, the next micro-batch is in flight: lose a worker under it.
-      if (batches === 1) cluster.killWorker(0);
-      // After the next one: lose the driver.
-      if (batches === 2 && first.driverPid !== undefined) process.kill(first.driverPid, "SIGKILL");
-    },
-  });
-  await expect(first.run()).rejects.toThrow(/driver/);
-  expect(batches).toBe(2);
-  expect(cluster.workerLog(0)).toMatch(/Launching executor|Asked to launch executor/);
-
-  const rest = await new SparkStreamSink(contract, options).run();
-  expect(rest.batches).toBeGreaterThan(0);
+  const reports = await killThenResume(sparkOrdersContract(), options, 0);
+  inputCounted(reports, values.length);
 
   const good = readDelta(targetPath).rows;
   const bad = readDelta(`${targetPath}_quarantine`).rows;
@@ -80,4 +130,118 @@ it("loses and duplicates nothing when a worker, then the driver, is killed mid-s
   expect(bad.length).toBe(values.length / 5);
   expect(new Set(bad.map((b) => b["quarantine_id"])).size).toBe(bad.length);
   expect(new Set(bad.map((b) => b["position"])).size).toBe(bad.length);
+}, 1_200_000);
+
+// JSON files → bronze → silver: the files' events, a quarter of the bad ones not JSON.
+const files = { count: 3, lines: 2_000 };
+const json = orderEvents(files.count * files.lines, 11);
+const notJson = json.values.filter((v) => v.includes("not json")).length;
+const bronzePath = (): string => join(dir, "lake", "bronze_orders");
+
+/** Bronze keeps every record that is JSON, appended (as in sources.test.ts). */
+const bronzeContract = (): Contract =>
+  parseContract(`dataset: bronze_orders
+model:
+  fields:
+    - { name: order_id, type: long }
+    - { name: customer_id, type: string }
+    - { name: amount, type: double }
+    - { name: currency, type: string }
+    - { name: status, type: string }
+    - { name: email, type: string }
+    - { name: quantity, type: integer }
+    - { name: created_at, type: timestamp }
+materialization:
+  strategy: append
+  format: delta
+  target_path: ${join(dir, "lake")}
+`);
+
+it("JSON files → bronze: loses and duplicates nothing when a worker, then the driver, is killed", async () => {
+  const input = join(dir, "json-in");
+  await mkdir(input);
+  for (let f = 0; f < files.count; f++) {
+    await writeFile(join(input, `part-${f}.json`), json.values.slice(f * files.lines, (f + 1) * files.lines).join("\n") + "\n");
+  }
+  const options: SparkStreamSinkOptions = {
+    source: { type: "json", path: input, maxFilesPerTrigger: 1 },
+    checkpointLocation: join(dir, "bronze-checkpoint"),
+    master: cluster.master,
+    conf: CONF,
+  };
+  const reports = await killThenResume(bronzeContract(), options, 1);
+  inputCounted(reports, json.values.length);
+
+  const good = readDelta(bronzePath()).rows;
+  const bad = readDelta(`${bronzePath()}_quarantine`).rows;
+  // An append: each JSON event once, told apart by its email (one per event).
+  const emails = good.map((r) => r["email"]);
+  expect(new Set(emails).size).toBe(emails.length);
+  expect(new Set(emails)).toEqual(new Set(json.values.filter((v) => !v.includes("not json")).map((v) => (JSON.parse(v) as { email: string }).email)));
+  expect(bad.length).toBe(notJson);
+  expect(new Set(bad.map((b) => b["quarantine_id"])).size).toBe(bad.length);
+  expect(bad.map((b) => b["raw"]).sort()).toEqual(json.values.filter((v) => v.includes("not json")).sort());
+  expect(good.length + bad.length).toBe(json.values.length);
+}, 1_200_000);
+
+/**
+ * A copy of a Delta table that gets the source's commits one at a time, as a table an upstream
+ * job keeps appending to: the data files at once (Delta reads only those its log adds), each
+ * commit file moved into the log whole. Delta's stream source has no per-trigger limit here, so
+ * this is what gives a bronze → silver stream several micro-batches.
+ */
+function growingCopy(from: string, to: string): { versions: number; reveal(upTo: number): void } {
+  const log = join(from, "_delta_log");
+  const commits = readdirSync(log).filter((f) => /^\d{20}\.json$/.test(f)).sort();
+  if (readdirSync(log).some((f) => f.includes("checkpoint"))) throw new Error(`${from}: the log has a checkpoint`);
+  cpSync(from, to, { recursive: true, filter: (src) => !src.startsWith(log) });
+  mkdirSync(join(to, "_delta_log"));
+  let next = 0;
+  return {
+    versions: commits.length,
+    reveal(upTo) {
+      for (; next <= Math.min(upTo, commits.length - 1); next++) {
+        const name = commits[next]!;
+        const crc = name.replace(".json", ".crc");
+        if (existsSync(join(log, crc))) copyFileSync(join(log, crc), join(to, "_delta_log", crc));
+        copyFileSync(join(log, name), join(to, `.${name}.tmp`));
+        renameSync(join(to, `.${name}.tmp`), join(to, "_delta_log", name));
+      }
+    },
+  };
+}
+
+it("bronze → silver (Delta source): loses and duplicates nothing when a worker, then the driver, is killed", async () => {
+  const bronzeRows = readDelta(bronzePath()).rows.length;
+  expect(bronzeRows).toBe(json.values.length - notJson);
+  const feedPath = join(dir, "bronze-feed");
+  const feed = growingCopy(bronzePath(), feedPath);
+  // A commit per JSON file: one for each micro-batch of the first run, and more for the resumed one.
+  expect(feed.versions).toBe(files.count);
+  feed.reveal(0);
+  const targetPath = join(dir, "silver", "orders");
+  const options: SparkStreamSinkOptions = {
+    source: { type: "delta", path: feedPath },
+    checkpointLocation: join(dir, "silver-checkpoint"),
+    targetPath,
+    master: cluster.master,
+    conf: CONF,
+    // A running stream: it takes each commit as it lands.
+    trigger: { processingTime: "0 seconds" },
+  };
+  const reports = await killThenResume(sparkOrdersContract(), options, 0, {
+    // The next commit under the worker kill; the rest for the resumed run.
+    onCommit: (n) => feed.reveal(n === 1 ? 1 : feed.versions),
+    resume: { ...options, trigger: "available_now" },
+  });
+  inputCounted(reports, bronzeRows);
+
+  const good = readDelta(targetPath).rows;
+  const bad = readDelta(`${targetPath}_quarantine`).rows;
+  const keys = good.map((r) => r["order_id"]);
+  expect(new Set(keys).size).toBe(keys.length);
+  expect(keys.length).toBe(json.distinctGoodKeys);
+  // Every 5th event is bad: the not-JSON ones stayed out of bronze, silver quarantines the rest once.
+  expect(bad.length).toBe(json.values.length / 5 - notJson);
+  expect(new Set(bad.map((b) => b["quarantine_id"])).size).toBe(bad.length);
 }, 1_200_000);

@@ -2,7 +2,8 @@
  * A Spark standalone cluster on loopback: one master and N workers, started with the provisioned
  * `pyspark` package's own `bin/spark-class` (its `sbin/` has no start scripts). Each worker runs
  * in its own process group with its own work directory, so a test can SIGKILL one worker with
- * its executor and Python workers, as a machine that dies.
+ * its executor and Python workers, as a machine that dies, and start it again (a new machine in
+ * its place) so that the next test has two live workers too.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, openSync, readFileSync } from "node:fs";
@@ -15,10 +16,14 @@ import { freePort, waitFor } from "./proc.js";
 export interface SparkCluster {
   master: string;
   workers: ChildProcess[];
-  /** Worker i's log (it names the executors it launched). */
+  /** The log of worker i's current process (it names the executors it launched). */
   workerLog(i: number): string;
   /** SIGKILL worker i's process group: the worker, its executor and that executor's Python workers. */
   killWorker(i: number): void;
+  /** The workers killed and not started again. */
+  killed(): number[];
+  /** Starts killed worker i again, with a log of its own; resolves once it registered with the master. */
+  restartWorker(i: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -44,17 +49,21 @@ export async function startSparkCluster(runtime: SparkRuntime, workers = 2): Pro
     }
   };
   await waitFor("the Spark master", () => Promise.resolve(/Starting Spark master|I have been elected leader/.test(read("master"))), 120_000);
+  // Each start of worker i logs to its own file: a restarted worker's registration is its own.
+  const starts: number[] = [];
+  const logName = (i: number): string => `worker-${i}.${starts[i]}`;
   const started: ChildProcess[] = [];
-  for (let i = 0; i < workers; i++) {
+  const killedSet = new Set<number>();
+  const startWorker = async (i: number): Promise<ChildProcess> => {
+    starts[i] = (starts[i] ?? -1) + 1;
     const work = join(dir, `work-${i}`);
-    mkdirSync(work);
-    started.push(
-      start(`worker-${i}`, ["org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", String(await freePort()), "--work-dir", work]),
-    );
-  }
-  for (let i = 0; i < workers; i++) {
-    await waitFor(`Spark worker ${i}`, () => Promise.resolve(/Successfully registered with master/.test(read(`worker-${i}`))), 120_000);
-  }
+    mkdirSync(work, { recursive: true });
+    return start(logName(i), ["org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", String(await freePort()), "--work-dir", work]);
+  };
+  const registered = (i: number): Promise<void> =>
+    waitFor(`Spark worker ${i}`, () => Promise.resolve(/Successfully registered with master/.test(read(logName(i)))), 120_000);
+  for (let i = 0; i < workers; i++) started.push(await startWorker(i));
+  for (let i = 0; i < workers; i++) await registered(i);
   const kill = (c: ChildProcess): void => {
     try {
       if (c.pid !== undefined) process.kill(-c.pid, "SIGKILL");
@@ -65,8 +74,18 @@ export async function startSparkCluster(runtime: SparkRuntime, workers = 2): Pro
   return {
     master,
     workers: started,
-    workerLog: (i) => read(`worker-${i}`),
-    killWorker: (i) => kill(started[i]!),
+    workerLog: (i) => read(logName(i)),
+    killWorker(i) {
+      kill(started[i]!);
+      killedSet.add(i);
+    },
+    killed: () => [...killedSet].sort((a, b) => a - b),
+    async restartWorker(i) {
+      if (!killedSet.has(i)) throw new Error(`Spark worker ${i} is running`);
+      started[i] = await startWorker(i);
+      killedSet.delete(i);
+      await registered(i);
+    },
     async stop() {
       procs.forEach(kill);
       await rm(dir, { recursive: true, force: true });
