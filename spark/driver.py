@@ -224,6 +224,8 @@ def source_frame(spark, src):
             r = r.option("readChangeFeed", "true")
         if src.get("startingVersion") is not None:
             r = r.option("startingVersion", str(src["startingVersion"]))
+        if src.get("maxFilesPerTrigger"):
+            r = r.option("maxFilesPerTrigger", str(src["maxFilesPerTrigger"]))
         df = r.load(src["path"])
         if not changes:
             return df.select(F.to_json(F.struct(*[F.col(c) for c in df.columns])).alias("raw"), F.lit(None).cast("string").alias("position"), F.lit(0).alias("p"))

@@ -19,7 +19,7 @@ type DeltaSource = Extract<SparkSource, { type: "delta" }>;
 const SOURCE_OPTIONS: Record<SparkSource["type"], readonly string[]> = {
   kafka: optionNames<KafkaSource>()(["type", "bootstrapServers", "topic", "startingOffsets", "maxOffsetsPerTrigger"]),
   json: optionNames<JsonSource>()(["type", "path", "maxFilesPerTrigger"]),
-  delta: optionNames<DeltaSource>()(["type", "path", "readChangeFeed", "startingVersion"]),
+  delta: optionNames<DeltaSource>()(["type", "path", "readChangeFeed", "startingVersion", "maxFilesPerTrigger"]),
 };
 
 /** A value as an error message shows it (a function by its kind). */
@@ -75,10 +75,8 @@ function checkSource(source: unknown): void {
   }
   const what = type === "json" ? "a directory of newline-delimited JSON files (a path or URI)" : "the path or URI of a Delta table";
   location("source.path", source.path, what);
-  if (type === "json") {
-    positiveInt("source.maxFilesPerTrigger", source.maxFilesPerTrigger);
-    return;
-  }
+  positiveInt("source.maxFilesPerTrigger", source.maxFilesPerTrigger);
+  if (type === "json") return;
   if (source.readChangeFeed !== undefined && typeof source.readChangeFeed !== "boolean") {
     throw new ConfigError("source.readChangeFeed", `expected true or false; got ${shown(source.readChangeFeed)}`);
   }

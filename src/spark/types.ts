@@ -15,6 +15,8 @@ export type SparkSource =
       readChangeFeed?: boolean;
       /** The first table version to read; default the table's snapshot at the stream's start, then its new versions. */
       startingVersion?: number;
+      /** At most this many of the table's data files per micro-batch (Delta's default: 1,000), so a large backlog is read in several. */
+      maxFilesPerTrigger?: number;
     };
 
 export type SparkTrigger = "available_now" | { processingTime: string };

@@ -74,6 +74,7 @@ describe("SparkStreamSink options", () => {
     expect(configError(() => sink({ source: { type: "kafka", bootstrapServers: [], topic: "t" }, checkpointLocation: "c" })).option).toBe("source.bootstrapServers");
     expect(configError(() => sink({ source: { type: "kafka", bootstrapServers: "k:9092" }, checkpointLocation: "c" })).option).toBe("source.topic");
     expect(configError(() => sink({ source: { type: "delta", path: "d", startingVersion: -1 }, checkpointLocation: "c" })).option).toBe("source.startingVersion");
+    expect(configError(() => sink({ source: { type: "delta", path: "d", maxFilesPerTrigger: 0 }, checkpointLocation: "c" })).option).toBe("source.maxFilesPerTrigger");
     expect(configError(() => sink({ source: json, checkpointLocation: "" })).option).toBe("checkpointLocation");
     expect(configError(() => sink({ source: json, checkpointLocation: "c", trigger: "once" })).option).toBe("trigger");
     expect(configError(() => sink({ source: json, checkpointLocation: "c", trigger: { processingTime: "30s" } })).message).toMatch(/^trigger\.processingTime: expected an interval such as "30 seconds"/);

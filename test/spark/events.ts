@@ -9,6 +9,26 @@ export function sparkOrdersContract(): Contract {
   return parseContract(text);
 }
 
+/** A bronze contract over the same fields: every record that is JSON kept, appended to Delta under `lake`. */
+export function bronzeOrdersYaml(lake: string): string {
+  return `dataset: bronze_orders
+model:
+  fields:
+    - { name: order_id, type: long }
+    - { name: customer_id, type: string }
+    - { name: amount, type: double }
+    - { name: currency, type: string }
+    - { name: status, type: string }
+    - { name: email, type: string }
+    - { name: quantity, type: integer }
+    - { name: created_at, type: timestamp }
+materialization:
+  strategy: append
+  format: delta
+  target_path: ${lake}
+`;
+}
+
 /**
  * `n` Kafka values: every 5th is bad (a status outside the list, a negative amount, not JSON, a
  * missing customer), and order ids repeat (ids 0..n/2), so the merge keeps one row per key.

@@ -16,7 +16,7 @@ import { main } from "../../src/cli/main.js";
 import { SparkStreamSink } from "../../src/spark/stream-sink.js";
 import { requireSpark } from "../support/spark.js";
 import { readDeltaFiles } from "./delta-files.js";
-import { orderEvents } from "./events.js";
+import { bronzeOrdersYaml, orderEvents } from "./events.js";
 
 requireSpark();
 let dir: string;
@@ -26,22 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-const FIELDS = `model:
-  fields:
-    - { name: order_id, type: long }
-    - { name: customer_id, type: string }
-    - { name: amount, type: double }
-    - { name: currency, type: string }
-    - { name: status, type: string }
-    - { name: email, type: string }
-    - { name: quantity, type: integer }
-    - { name: created_at, type: timestamp }
-`;
-
-/** Bronze keeps every record that is JSON, appended. */
-const bronzeYaml = (lake: string): string =>
-  `dataset: bronze_orders\n${FIELDS}materialization:\n  strategy: append\n  format: delta\n  target_path: ${lake}\n`;
 
 /** Silver: examples/orders.yaml (merge on order_id, the quality rules) with Delta as the format. */
 const silverYaml = (lake: string): string =>
@@ -79,7 +63,7 @@ describe("SparkStreamSink: JSON files → bronze → silver", () => {
     await writeFile(join(input, "a.json"), values.slice(0, 60).join("\n") + "\n");
     await writeFile(join(input, "b.json"), values.slice(60).join("\n") + "\n");
     const contract = join(dir, "bronze_orders.yaml");
-    await writeFile(contract, bronzeYaml(lake()));
+    await writeFile(contract, bronzeOrdersYaml(lake()));
     const checkpoint = join(dir, "bronze-checkpoint");
     const args = ["spark", "run", contract, "--source", `json:${input}`, "--checkpoint-location", checkpoint];
 

@@ -1,6 +1,6 @@
 /** Small process and network helpers shared by the test-server launchers. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -85,4 +85,29 @@ export function startWatchdog(pid: number | undefined, dir: string): ChildProces
   const dog = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
   dog.unref();
   return dog;
+}
+
+/** `pid` and every process under it (Linux's /proc children lists), children first. */
+function processTree(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // Gone already, or no such list: the process alone.
+  }
+  return [...children.flatMap(processTree), pid];
+}
+
+/**
+ * SIGKILLs `pid` with everything under it at once, as a machine that dies: PySpark's driver and
+ * its JVM, so neither shuts down cleanly (a JVM whose Python dies alone unregisters the app).
+ */
+export function killTree(pid: number): void {
+  for (const p of processTree(pid)) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
 }
