@@ -1,13 +1,14 @@
 /**
- * `npm run bench:spark [-- --events N] [-- --file-events M]` — the same N order events (default
- * 1,000,000) through SparkStreamSink (local[2]: a directory of JSON-lines files → Delta,
- * available_now, one file of M events per micro-batch, default 100,000) and through StreamSink
- * (engine duckdb: the same events as one JSON-lines file → the DuckDB lake, available_now).
- * Both runs must give the same good and quarantined counts, else no figures are printed (exit 1).
- * Prints one JSON line: rows/s of each, their ratio (Spark's rows/s over StreamSink's), and where Spark's time went (start-up,
- * then per micro-batch, on the executors: reading, encoding and validating the records, the
- * Delta MERGE, the quarantine's reasons and append). Spark's time includes its start-up (a JVM
- * and a SparkSession).
+ * `npm run bench:spark [-- --events N] [-- --file-events M] [-- --skip-cluster]` — the same N
+ * order events (default 1,000,000) through SparkStreamSink (a directory of JSON-lines files →
+ * Delta, available_now, one file of M events per micro-batch, default 100,000) on `local[2]` and
+ * on a standalone cluster of two one-core workers on loopback, and through StreamSink (engine
+ * duckdb: the same events as one JSON-lines file → the DuckDB lake, available_now).
+ * All runs must give the same good and quarantined counts, else no figures are printed (exit 1).
+ * Prints one JSON line: rows/s of each, each Spark run's ratio (its rows/s over StreamSink's), and
+ * where each Spark run's time went (start-up, then per micro-batch, on the executors: reading,
+ * encoding and validating the records, the Delta MERGE, the quarantine's reasons and append).
+ * Spark's time includes its start-up (a JVM and a SparkSession; the cluster's own start is not).
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,11 +18,13 @@ import { writeOrderEvents } from "../examples/orders.js";
 import { parseContract } from "../src/contract/index.js";
 import { StreamSink } from "../src/sink/index.js";
 import { createSource } from "../src/sources/registry.js";
-import { SparkStreamSink } from "../src/spark/index.js";
+import { locateSpark } from "../src/engine/spark-home.js";
+import { SparkStreamSink, type SparkRunSummary } from "../src/spark/index.js";
+import { startSparkCluster } from "../test/support/spark-cluster.js";
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 
-const { values } = parseArgs({ options: { events: { type: "string" }, "file-events": { type: "string" } } });
+const { values } = parseArgs({ options: { events: { type: "string" }, "file-events": { type: "string" }, "skip-cluster": { type: "boolean", default: false } } });
 const count = (flag: string, text: string | undefined, fallback: number): number => {
   const v = text === undefined ? fallback : Number(text);
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${flag} must be a whole number >= 1 (got ${text})`);
@@ -57,14 +60,30 @@ try {
   const files = await split(events, join(dir, "in"));
   const yaml = readFileSync("examples/orders.yaml", "utf8");
 
-  const sparkStarted = process.hrtime.bigint();
-  const spark = await new SparkStreamSink(parseContract(yaml.replace("format: duckdb", "format: delta")), {
-    source: { type: "json", path: join(dir, "in"), maxFilesPerTrigger: 1 },
-    checkpointLocation: join(dir, "spark-checkpoint"),
-    targetPath: join(dir, "delta", "orders"),
-    trigger: "available_now",
-  }).run();
-  const sparkSeconds = Number(process.hrtime.bigint() - sparkStarted) / 1e9;
+  const contract = parseContract(yaml.replace("format: duckdb", "format: delta"));
+  const sparkRun = async (name: string, master: string, conf?: Record<string, string>): Promise<{ summary: SparkRunSummary; seconds: number }> => {
+    const started = process.hrtime.bigint();
+    const summary = await new SparkStreamSink(contract, {
+      source: { type: "json", path: join(dir, "in"), maxFilesPerTrigger: 1 },
+      checkpointLocation: join(dir, `${name}-checkpoint`),
+      targetPath: join(dir, name, "orders"),
+      trigger: "available_now",
+      master,
+      ...(conf ? { conf } : {}),
+    }).run();
+    return { summary, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  };
+  const local = await sparkRun("local", "local[2]");
+  let cluster: { summary: SparkRunSummary; seconds: number } | undefined;
+  if (!values["skip-cluster"]) {
+    const standalone = await startSparkCluster(locateSpark(), 2);
+    try {
+      // One executor per worker, one core each: the cluster has this machine's two cores.
+      cluster = await sparkRun("cluster", standalone.master, { "spark.cores.max": "2", "spark.executor.cores": "1", "spark.executor.memory": "768m" });
+    } finally {
+      await standalone.stop();
+    }
+  }
 
   const nodeStarted = process.hrtime.bigint();
   const node = await new StreamSink(parseContract(yaml), await createSource({ type: "file", path: events }), {
@@ -75,36 +94,43 @@ try {
   }).run("available_now");
   const nodeSeconds = Number(process.hrtime.bigint() - nodeStarted) / 1e9;
 
-  if (spark.sourceCount !== n || node.sourceCount !== n || spark.goodCount !== node.goodCount || spark.badCount !== node.badCount) {
+  const runs = [local.summary, ...(cluster ? [cluster.summary] : [])];
+  const agree = (r: SparkRunSummary): boolean => r.sourceCount === n && r.goodCount === node.goodCount && r.badCount === node.badCount;
+  if (node.sourceCount !== n || !runs.every(agree)) {
     console.error(
-      `bench:spark: the runs disagree, no figures: spark ${spark.sourceCount} in, ${spark.goodCount} good, ${spark.badCount} bad; ` +
+      `bench:spark: the runs disagree, no figures: ${runs.map((r, i) => `spark ${i === 0 ? "local" : "cluster"} ${r.sourceCount} in, ${r.goodCount} good, ${r.badCount} bad`).join("; ")}; ` +
         `streamSink ${node.sourceCount} in, ${node.goodCount} good, ${node.badCount} bad`,
     );
     process.exitCode = 1;
   } else {
     const rate = (rows: number, s: number): number => Math.round(rows / s);
     const seconds = (ms: number): number => Math.round(ms / 100) / 10;
-    const phase = (k: keyof (typeof spark.reports)[number]["phasesMs"]): number => seconds(spark.reports.reduce((t, r) => t + r.phasesMs[k], 0));
-    const inBatches = spark.reports.reduce((t, r) => t + r.durationMs, 0);
+    const figures = (master: string, run: { summary: SparkRunSummary; seconds: number }): Record<string, unknown> => {
+      const { summary, seconds: total } = run;
+      const phase = (k: keyof SparkRunSummary["reports"][number]["phasesMs"]): number => seconds(summary.reports.reduce((t, r) => t + r.phasesMs[k], 0));
+      const inBatches = summary.reports.reduce((t, r) => t + r.durationMs, 0);
+      return {
+        master,
+        seconds: Math.round(total * 10) / 10,
+        rowsPerSecond: rate(summary.sourceCount, total),
+        batches: summary.batches,
+        // Outside the micro-batches: the JVM, the SparkSession, the query's start and stop.
+        startSeconds: Math.round((total - inBatches / 1000) * 10) / 10,
+        phaseSeconds: { validate: phase("validate"), merge: phase("merge"), quarantine: phase("quarantine") },
+        // Its rows/s over StreamSink's (the target is >= 0.5 on local[2]).
+        ratio: Math.round((nodeSeconds / total) * 100) / 100,
+      };
+    };
     console.log(
       JSON.stringify({
         bench: "spark-vs-streamsink",
         events: n,
+        files,
         good: node.goodCount,
         quarantined: node.badCount,
-        spark: {
-          master: "local[2]",
-          seconds: Math.round(sparkSeconds * 10) / 10,
-          rowsPerSecond: rate(spark.sourceCount, sparkSeconds),
-          batches: spark.batches,
-          files,
-          // Outside the micro-batches: the JVM, the SparkSession, the query's start and stop.
-          startSeconds: Math.round((sparkSeconds - inBatches / 1000) * 10) / 10,
-          phaseSeconds: { validate: phase("validate"), merge: phase("merge"), quarantine: phase("quarantine") },
-        },
+        spark: figures("local[2]", local),
+        ...(cluster ? { sparkCluster: figures("standalone: 2 workers x 1 core", cluster) } : {}),
         streamSink: { engine: "duckdb", seconds: Math.round(nodeSeconds * 100) / 100, rowsPerSecond: rate(node.sourceCount, nodeSeconds), batches: node.batches },
-        // SparkStreamSink's rows/s over StreamSink's (the target is >= 0.5).
-        ratio: Math.round((nodeSeconds / sparkSeconds) * 100) / 100,
       }),
     );
   }

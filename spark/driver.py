@@ -66,10 +66,14 @@ def session(cfg):
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    if "spark.sql.shuffle.partitions" not in (cfg.get("conf") or {}):
-        # One shuffle partition per core the application holds: Spark's 200 are mostly empty
-        # tasks for a micro-batch, and one would put every MERGE on a single core of the cluster.
-        spark.conf.set("spark.sql.shuffle.partitions", str(max(1, spark.sparkContext.defaultParallelism)))
+    cores = str(max(1, spark.sparkContext.defaultParallelism))
+    # One task per core the application holds, unless `conf` says otherwise: for a micro-batch's
+    # shuffles (Spark's 200 are mostly empty tasks; one would put every MERGE on a single core of
+    # the cluster) and for Delta's rebuild of a table's state after each commit (its 50 cost
+    # about 2 s of each micro-batch on two cores).
+    for key in ("spark.sql.shuffle.partitions", "spark.databricks.delta.snapshotPartitions"):
+        if key not in (cfg.get("conf") or {}):
+            spark.conf.set(key, cores)
     return spark
 
 
@@ -386,7 +390,7 @@ class Executors:
         other = enc.where("__ll_state <> 0").selectExpr("__ll_i", "__ll_raw", "__ll_pos", "__ll_state", "__ll_detail", "CAST(NULL AS STRING) AS __ll_fail", "CAST(NULL AS STRING) AS __ll_unknown")
         bad_count = bad_objects + not_json + not_object
         already = 0
-        if bad_count > 0:
+        if bad_count > 0 and cfg.get("quarantine", True):
             ex = bad.unionByName(other).select(
                 "__ll_i", "__ll_raw", "__ll_pos",
                 self.explain("__ll_raw", "__ll_pos", "__ll_state", "__ll_detail", "__ll_fail", "__ll_unknown").alias("x"),

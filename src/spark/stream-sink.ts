@@ -213,6 +213,8 @@ export class SparkStreamSink {
           stopFile: this.stopFile,
           targetPath: targets.target,
           quarantinePath: targets.quarantine,
+          // quarantine.enabled: false — the bad rows are counted, not written (as StreamSink).
+          quarantine: contract.quarantine.enabled,
           primaryKey: contract.materialization.strategy === "append" ? [] : contract.primaryKey,
           executor,
         },

@@ -1,8 +1,10 @@
 /**
  * SparkStreamSink on a real Spark (local[2]) and a real Kafka broker: Kafka → Delta with the
  * example contract, good rows merged on the primary key, bad rows quarantined; available_now
- * and processing-time triggers; a second run over the same checkpoint writes nothing twice.
+ * and processing-time triggers; a second run over the same checkpoint writes nothing twice; a
+ * contract with its quarantine off counts its bad rows and writes none.
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,5 +100,22 @@ describe("SparkStreamSink: Kafka → Delta", () => {
     expect(new Set(good.map((r) => r.order_id)).size).toBe(good.length);
     expect(good.length).toBe(distinctGoodKeys);
     expect(bad.length).toBe(12);
+  }, 900_000);
+
+  it("quarantine.enabled: false: the bad rows are counted, not written, as StreamSink does", async () => {
+    const topic = "orders-noq";
+    await kafka.createTopic(topic, 1);
+    const { values, distinctGoodKeys } = orderEvents(40, 3);
+    await produce(topic, values);
+    const targetPath = join(dir, "noq", "orders");
+    const summary = await new SparkStreamSink({ ...c, quarantine: { ...c.quarantine, enabled: false } }, {
+      source: { type: "kafka", bootstrapServers: kafka.brokers, topic },
+      checkpointLocation: join(dir, "noq", "_checkpoint"),
+      targetPath,
+    }).run();
+    expect(summary.badCount).toBe(values.length / 5);
+    expect(summary.goodCount + summary.badCount + summary.supersededCount).toBe(values.length);
+    expect((await reader.read(targetPath)).length).toBe(distinctGoodKeys);
+    expect(existsSync(summary.quarantinePath)).toBe(false);
   }, 900_000);
 });
