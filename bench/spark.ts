@@ -61,7 +61,8 @@ try {
   const yaml = readFileSync("examples/orders.yaml", "utf8");
 
   const contract = parseContract(yaml.replace("format: duckdb", "format: delta"));
-  const sparkRun = async (name: string, master: string, conf?: Record<string, string>): Promise<{ summary: SparkRunSummary; seconds: number }> => {
+  type SparkRun = { summary: SparkRunSummary; seconds: number };
+  const sparkRun = async (name: string, master: string, conf?: Record<string, string>): Promise<SparkRun> => {
     const started = process.hrtime.bigint();
     const summary = await new SparkStreamSink(contract, {
       source: { type: "json", path: join(dir, "in"), maxFilesPerTrigger: 1 },
@@ -74,7 +75,7 @@ try {
     return { summary, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
   };
   const local = await sparkRun("local", "local[2]");
-  let cluster: { summary: SparkRunSummary; seconds: number } | undefined;
+  let cluster: SparkRun | undefined;
   if (!values["skip-cluster"]) {
     const standalone = await startSparkCluster(locateSpark(), 2);
     try {
@@ -105,7 +106,7 @@ try {
   } else {
     const rate = (rows: number, s: number): number => Math.round(rows / s);
     const seconds = (ms: number): number => Math.round(ms / 100) / 10;
-    const figures = (master: string, run: { summary: SparkRunSummary; seconds: number }): Record<string, unknown> => {
+    const figures = (master: string, run: SparkRun): Record<string, unknown> => {
       const { summary, seconds: total } = run;
       const phase = (k: keyof SparkRunSummary["reports"][number]["phasesMs"]): number => seconds(summary.reports.reduce((t, r) => t + r.phasesMs[k], 0));
       const inBatches = summary.reports.reduce((t, r) => t + r.durationMs, 0);

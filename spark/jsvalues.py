@@ -292,12 +292,6 @@ def lookup(rec, keys):
     return _MISSING
 
 
-def _float_text(v):
-    """(tag, text) of a float that is no integer: numberText, which is repr's digits when repr has no exponent."""
-    r = repr(v)
-    return TAG_NUMBER, (r if "e" not in r else number_text(v))
-
-
 def _text(v, keep_nested):
     """(tag, text) as encodeText. By exact type: JSON's values are never subclasses (and bool is no int here)."""
     t = type(v)
@@ -310,7 +304,9 @@ def _text(v, keep_nested):
         if v - v != 0:  # NaN or ±Infinity
             return TAG_INVALID, None
         if not v.is_integer():
-            return _float_text(v)
+            # numberText: repr's digits, unless repr has an exponent.
+            r = repr(v)
+            return TAG_NUMBER, (r if "e" not in r else number_text(v))
         # Below 2^53 an integral double's shortest digits are its exact value; -0 keeps its sign.
         return TAG_INTEGRAL, (str(int(v)) if v != 0 and -MAX_SAFE <= v <= MAX_SAFE else number_text(v))
     if v is None or v is _MISSING:
@@ -379,10 +375,6 @@ def _field_encoder(f):
 
         return encode_timestamp
     return lambda v: _text(v, keep)
-
-
-def _encode_field(v, f):
-    return _field_encoder(f)(v)
 
 
 def _unknown(rec, known):
